@@ -1,0 +1,427 @@
+/* decode.c - one frame to struct rdma_pkt: link layer, network layer, then
+ * the InfiniBand transport (BTH and the extended headers its opcode names).
+ *
+ *   Ethernet/SLL/SLL2 -> [802.1Q/802.1ad]* -> IPv4/IPv6 -> UDP:4791 -> BTH ...  (RoCEv2)
+ *                                          -> 0x8915 GRH -> BTH ...             (RoCEv1)
+ *                                          -> 0x8808 MAC Control (PFC, PAUSE)
+ *   raw InfiniBand, ERF type 21/25 -> LRH [GRH] -> BTH ... ICRC VCRC          (native IB)
+ *
+ * Every read goes through the cursor. The first problem found is kept in
+ * pkt->status with a reason; headers decoded before it stay usable.
+ */
+#include "rdma_codec.h"
+
+#include <string.h>
+
+#include "cursor.h"
+#include "fields.h"
+
+#define ICRC_LEN 4
+#define VCRC_LEN 2
+#define IB_NEXT_HEADER_IBA 0x1b /* GRH nxthdr: an IBA transport follows */
+#define LNH_IBA_LOCAL 2
+#define LNH_IBA_GLOBAL 3
+#define IP_PROTO_UDP 17
+#define MAD_LEN 256
+#define CM_DATA_OFFSET 24
+
+void rdma_decode_config_init(struct rdma_decode_config *cfg)
+{
+    cfg->rocev2_port = RDMA_ROCEV2_UDP_PORT;
+    cfg->verify_crc = true;
+}
+
+static enum rdma_status fail(struct rdma_pkt *pkt, enum rdma_status st, const char *reason)
+{
+    if (pkt->status == RDMA_OK) {
+        pkt->status = (uint8_t)st;
+        pkt->reason = reason;
+    }
+    return (enum rdma_status)pkt->status;
+}
+
+static enum rdma_status truncated(struct rdma_pkt *pkt, const char *where)
+{
+    return fail(pkt, RDMA_TRUNCATED, where);
+}
+
+/* Decode a fixed-size header through the cursor: on success the fields are
+ * in *h and the header's bit is set in pkt->present. */
+#define TAKE_HEADER(c, pkt, LIST, BIT, size, h)                                \
+    ({                                                                         \
+        const uint8_t *p_ = take((c), (size));                                 \
+        if (p_) {                                                              \
+            DECODE_FIELDS(LIST, (h), p_);                                      \
+            (pkt)->present |= (BIT);                                           \
+        }                                                                      \
+        p_;                                                                    \
+    })
+
+static void decode_cm(struct rdma_pkt *pkt, const uint8_t *data)
+{
+    struct rdma_cm *cm = &pkt->cm;
+    cm->attr = pkt->mad.attributeid;
+    switch (cm->attr) {
+    case RDMA_CM_REQ:
+        DECODE_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req, data);
+        break;
+    case RDMA_CM_REP:
+        DECODE_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep, data);
+        break;
+    case RDMA_CM_REJ:
+        DECODE_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej, data);
+        break;
+    case RDMA_CM_DREQ:
+        DECODE_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq, data);
+        break;
+    case RDMA_CM_RTU:
+    case RDMA_CM_DREP:
+    case RDMA_CM_MRA:
+        DECODE_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu, data);
+        break;
+    default:
+        return;
+    }
+    pkt->present |= RDMA_HDR_CM;
+}
+
+/* Management datagrams travel as UD SEND Only to QP0 (SMI) or QP1 (GSI). */
+static void decode_mad(struct rdma_pkt *pkt)
+{
+    if (pkt->payload_len != MAD_LEN || pkt->captured_payload_len < MAD_LEN)
+        return;
+    DECODE_FIELDS(RDMA_MAD_FIELDS, &pkt->mad, pkt->payload);
+    pkt->present |= RDMA_HDR_MAD;
+    if (pkt->mad.mgmtclass == RDMA_MAD_CLASS_CM)
+        decode_cm(pkt, pkt->payload + CM_DATA_OFFSET);
+}
+
+static const uint8_t *take_ext_header(struct cursor *c, struct rdma_pkt *pkt, uint32_t bit)
+{
+    switch (bit) {
+#define EXT(LIST, BIT, member)                                                 \
+    case RDMA_HDR_##BIT:                                                       \
+        return TAKE_HEADER(c, pkt, LIST, RDMA_HDR_##BIT, RDMA_HDR_SIZE_##BIT, &pkt->member);
+        EXT(RDMA_RDETH_FIELDS, RDETH, rdeth)
+        EXT(RDMA_DETH_FIELDS, DETH, deth)
+        EXT(RDMA_XRCETH_FIELDS, XRCETH, xrceth)
+        EXT(RDMA_RETH_FIELDS, RETH, reth)
+        EXT(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)
+        EXT(RDMA_AETH_FIELDS, AETH, aeth)
+        EXT(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)
+        EXT(RDMA_IMMDT_FIELDS, IMMDT, immdt)
+        EXT(RDMA_IETH_FIELDS, IETH, ieth)
+#undef EXT
+    }
+    return 0;
+}
+
+/* BTH, extended headers and payload. `end` is where the ICRC ends (the
+ * transport length the outer header gave), relative to the cursor start. */
+static enum rdma_status decode_transport(struct cursor *c, struct rdma_pkt *pkt, size_t end)
+{
+    if (!TAKE_HEADER(c, pkt, RDMA_BTH_FIELDS, RDMA_HDR_BTH, RDMA_HDR_SIZE_BTH, &pkt->bth))
+        return truncated(pkt, "BTH");
+    const struct rdma_opcode_info *op = &rdma_opcodes[pkt->bth.opcode];
+    pkt->op = op;
+    if (op->name) {
+        for (uint32_t hdrs = op->headers; hdrs; hdrs &= hdrs - 1) {
+            uint32_t bit = hdrs & -hdrs;
+            if (!take_ext_header(c, pkt, bit))
+                return truncated(pkt, "extended transport header");
+        }
+    }
+    size_t trailer = ICRC_LEN + pkt->bth.padcnt;
+    if (end < c->pos + trailer)
+        return fail(pkt, RDMA_MALFORMED, "packet length shorter than its headers");
+    pkt->payload = c->start + c->pos;
+    pkt->payload_len = (uint32_t)(end - c->pos - trailer);
+    size_t captured = c->captured > c->pos ? c->captured - c->pos : 0;
+    pkt->captured_payload_len = (uint32_t)(captured < pkt->payload_len ? captured : pkt->payload_len);
+    if (op->name) {
+        if (op->fixed_payload && pkt->payload_len != op->fixed_payload)
+            fail(pkt, RDMA_MALFORMED, "CNP without its 16 reserved bytes");
+        else if (!op->fixed_payload && !(op->flags & RDMA_OPF_PAYLOAD) && pkt->payload_len)
+            fail(pkt, RDMA_MALFORMED, "payload on an opcode that carries none");
+        else if (pkt->bth.padcnt && !(op->flags & RDMA_OPF_PAYLOAD))
+            fail(pkt, RDMA_MALFORMED, "pad count on an opcode that carries no payload");
+        if (pkt->bth.opcode == 0x64 && pkt->bth.destqp <= 1)
+            decode_mad(pkt);
+    }
+    if (c->captured < end) {
+        c->pos = c->captured;
+        return truncated(pkt, "payload");
+    }
+    pkt->icrc.present = true;
+    pkt->icrc.value = get_le32(c->start + end - ICRC_LEN);
+    c->pos = end;
+    return (enum rdma_status)pkt->status;
+}
+
+static void check_icrc(const struct rdma_decode_config *cfg, struct rdma_pkt *pkt, uint32_t computed)
+{
+    if (!pkt->icrc.present || !cfg->verify_crc)
+        return;
+    pkt->icrc.computed = computed;
+    pkt->icrc.ok = computed == pkt->icrc.value;
+    if (!pkt->icrc.ok)
+        fail(pkt, RDMA_BAD_ICRC, "ICRC mismatch");
+}
+
+/* RoCEv1: GRH then transport; the GRH payload length runs to the ICRC. */
+static enum rdma_status decode_rocev1(const struct rdma_decode_config *cfg, struct cursor *c,
+                                      struct rdma_pkt *pkt)
+{
+    pkt->proto = RDMA_PROTO_ROCEV1;
+    size_t grh_at = c->pos;
+    if (!TAKE_HEADER(c, pkt, RDMA_GRH_FIELDS, RDMA_HDR_GRH, RDMA_HDR_SIZE_GRH, &pkt->grh))
+        return truncated(pkt, "GRH");
+    size_t end = c->pos + pkt->grh.paylen;
+    if (end > c->wire)
+        return fail(pkt, RDMA_MALFORMED, "GRH payload length exceeds the frame");
+    if (pkt->grh.nxthdr != IB_NEXT_HEADER_IBA)
+        return fail(pkt, RDMA_MALFORMED, "GRH next header is not an IBA transport");
+    if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
+        return RDMA_TRUNCATED;
+    check_icrc(cfg, pkt, rdma_icrc_grh(c->start + grh_at, end - ICRC_LEN - grh_at));
+    return (enum rdma_status)pkt->status;
+}
+
+static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < len; i += 2)
+        sum += get_be16(h + i);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct cursor *c,
+                                   struct rdma_pkt *pkt, size_t l3_at, size_t l3_end)
+{
+    size_t udp_at = c->pos;
+    if (!TAKE_HEADER(c, pkt, RDMA_UDP_FIELDS, RDMA_HDR_UDP, RDMA_HDR_SIZE_UDP, &pkt->udp))
+        return truncated(pkt, "UDP header");
+    if (pkt->udp.dstport != cfg->rocev2_port)
+        return (enum rdma_status)pkt->status;
+    pkt->proto = RDMA_PROTO_ROCEV2;
+    size_t end = udp_at + pkt->udp.length;
+    if (pkt->udp.length < RDMA_HDR_SIZE_UDP || end > l3_end)
+        return fail(pkt, RDMA_MALFORMED, "UDP length disagrees with the IP length");
+    if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
+        return RDMA_TRUNCATED;
+    check_icrc(cfg, pkt, rdma_icrc_rocev2(c->start + l3_at, end - ICRC_LEN - l3_at));
+    return (enum rdma_status)pkt->status;
+}
+
+static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct cursor *c,
+                                    struct rdma_pkt *pkt)
+{
+    size_t at = c->pos;
+    const uint8_t *h = TAKE_HEADER(c, pkt, RDMA_IP_FIELDS, RDMA_HDR_IP, RDMA_HDR_SIZE_IP, &pkt->ip);
+    if (!h)
+        return truncated(pkt, "IPv4 header");
+    if (pkt->ip.version != 4 || pkt->ip.ihl < 5)
+        return fail(pkt, RDMA_MALFORMED, "IPv4 version or header length");
+    size_t hlen = (size_t)pkt->ip.ihl * 4;
+    pkt->ip_options_len = (uint8_t)(hlen - RDMA_HDR_SIZE_IP);
+    pkt->ip_options = take(c, pkt->ip_options_len);
+    if (!pkt->ip_options)
+        return truncated(pkt, "IPv4 options");
+    pkt->ip_checksum_ok = ipv4_checksum(h, hlen) == 0;
+    if (!pkt->ip_checksum_ok)
+        fail(pkt, RDMA_BAD_CHECKSUM, "IPv4 header checksum");
+    size_t end = at + pkt->ip.len;
+    if (pkt->ip.len < hlen || end > c->wire)
+        return fail(pkt, RDMA_MALFORMED, "IPv4 total length disagrees with the frame");
+    if (pkt->ip.proto != IP_PROTO_UDP || pkt->ip.frag_offset || (pkt->ip.flags & 1))
+        return (enum rdma_status)pkt->status;
+    return decode_udp(cfg, c, pkt, at, end);
+}
+
+static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct cursor *c,
+                                    struct rdma_pkt *pkt)
+{
+    size_t at = c->pos;
+    if (!TAKE_HEADER(c, pkt, RDMA_IPV6_FIELDS, RDMA_HDR_IPV6, RDMA_HDR_SIZE_IPV6, &pkt->ipv6))
+        return truncated(pkt, "IPv6 header");
+    if (pkt->ipv6.version != 6)
+        return fail(pkt, RDMA_MALFORMED, "IPv6 version");
+    size_t end = c->pos + pkt->ipv6.plen;
+    if (end > c->wire)
+        return fail(pkt, RDMA_MALFORMED, "IPv6 payload length exceeds the frame");
+    if (pkt->ipv6.nxt != IP_PROTO_UDP)
+        return (enum rdma_status)pkt->status;
+    return decode_udp(cfg, c, pkt, at, end);
+}
+
+static enum rdma_status decode_mac_control(struct cursor *c, struct rdma_pkt *pkt)
+{
+    const uint8_t *p = take(c, 2);
+    if (!p)
+        return truncated(pkt, "MAC Control opcode");
+    struct rdma_pfc *pfc = &pkt->pfc;
+    memset(pfc, 0, sizeof *pfc);
+    pfc->opcode = get_be16(p);
+    if (pfc->opcode == RDMA_MAC_CONTROL_PAUSE) {
+        if (!(p = take(c, 2)))
+            return truncated(pkt, "PAUSE time");
+        pfc->pause_time[0] = get_be16(p);
+        pkt->proto = RDMA_PROTO_PAUSE;
+    } else if (pfc->opcode == RDMA_MAC_CONTROL_PFC) {
+        if (!(p = take(c, 18)))
+            return truncated(pkt, "PFC class-enable vector and pause times");
+        pfc->enbv = get_be16(p);
+        for (int i = 0; i < 8; i++)
+            pfc->pause_time[i] = get_be16(p + 2 + 2 * i);
+        pkt->proto = RDMA_PROTO_PFC;
+        if (pfc->enbv >> 8)
+            fail(pkt, RDMA_MALFORMED, "PFC class-enable vector upper byte not zero");
+    } else {
+        return (enum rdma_status)pkt->status;
+    }
+    pkt->present |= RDMA_HDR_PFC;
+    return (enum rdma_status)pkt->status;
+}
+
+static enum rdma_status decode_ethertype(const struct rdma_decode_config *cfg, struct cursor *c,
+                                         struct rdma_pkt *pkt, uint16_t type)
+{
+    while (type == RDMA_ETHERTYPE_VLAN || type == RDMA_ETHERTYPE_QINQ) {
+        if (pkt->nvlan == RDMA_MAX_VLAN)
+            return fail(pkt, RDMA_MALFORMED, "more than two VLAN tags");
+        struct rdma_vlan *v = &pkt->vlan[pkt->nvlan];
+        const uint8_t *p = take(c, 4);
+        if (!p)
+            return truncated(pkt, "VLAN tag");
+        DECODE_FIELDS(RDMA_VLAN_FIELDS, v, p);
+        pkt->nvlan++;
+        type = v->etype;
+    }
+    pkt->ethertype = type;
+    switch (type) {
+    case RDMA_ETHERTYPE_IPV4:
+        return decode_ipv4(cfg, c, pkt);
+    case RDMA_ETHERTYPE_IPV6:
+        return decode_ipv6(cfg, c, pkt);
+    case RDMA_ETHERTYPE_ROCEV1:
+        return decode_rocev1(cfg, c, pkt);
+    case RDMA_ETHERTYPE_MAC_CONTROL:
+        return decode_mac_control(c, pkt);
+    }
+    return (enum rdma_status)pkt->status;
+}
+
+/* Native InfiniBand: LRH, optional GRH, transport, ICRC, VCRC. The LRH
+ * packet length counts 4-byte words from the LRH through the ICRC. */
+static enum rdma_status decode_ib(const struct rdma_decode_config *cfg, struct cursor *c,
+                                  struct rdma_pkt *pkt)
+{
+    pkt->proto = RDMA_PROTO_IB;
+    size_t lrh_at = c->pos;
+    if (!TAKE_HEADER(c, pkt, RDMA_LRH_FIELDS, RDMA_HDR_LRH, RDMA_HDR_SIZE_LRH, &pkt->lrh))
+        return truncated(pkt, "LRH");
+    size_t end = lrh_at + (size_t)pkt->lrh.pktlen * 4;
+    if (end < c->pos || end + VCRC_LEN > c->wire)
+        return fail(pkt, RDMA_MALFORMED, "LRH packet length disagrees with the frame");
+    size_t grh_at = c->pos;
+    bool iba = pkt->lrh.lnh == LNH_IBA_LOCAL;
+    if (pkt->lrh.lnh == LNH_IBA_GLOBAL) {
+        if (!TAKE_HEADER(c, pkt, RDMA_GRH_FIELDS, RDMA_HDR_GRH, RDMA_HDR_SIZE_GRH, &pkt->grh))
+            return truncated(pkt, "GRH");
+        iba = pkt->grh.nxthdr == IB_NEXT_HEADER_IBA;
+    }
+    if (iba) {
+        if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
+            return RDMA_TRUNCATED;
+        uint32_t icrc = pkt->lrh.lnh == LNH_IBA_GLOBAL
+                            ? rdma_icrc_grh(c->start + grh_at, end - ICRC_LEN - grh_at)
+                            : rdma_icrc_lrh(c->start + lrh_at, end - ICRC_LEN - lrh_at);
+        check_icrc(cfg, pkt, icrc);
+    } else {
+        /* Raw packets (LNH 0/1 or a non-IBA next header) carry no ICRC. */
+        pkt->payload = c->start + c->pos;
+        pkt->payload_len = (uint32_t)(end - c->pos);
+    }
+    if (c->captured < end + VCRC_LEN)
+        return truncated(pkt, "VCRC");
+    pkt->vcrc.present = true;
+    pkt->vcrc.value = (uint32_t)c->start[end] | (uint32_t)c->start[end + 1] << 8;
+    if (cfg->verify_crc) {
+        pkt->vcrc.computed = rdma_vcrc(c->start + lrh_at, end - lrh_at);
+        pkt->vcrc.ok = pkt->vcrc.computed == pkt->vcrc.value;
+        if (!pkt->vcrc.ok)
+            fail(pkt, RDMA_BAD_VCRC, "VCRC mismatch");
+    }
+    return (enum rdma_status)pkt->status;
+}
+
+/* ERF records may be followed by 8-byte extension headers, chained by the
+ * top bit of their first byte (and of the record type for the first). */
+static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct cursor *c,
+                                   struct rdma_pkt *pkt)
+{
+    if (!TAKE_HEADER(c, pkt, RDMA_ERF_FIELDS, RDMA_HDR_ERF, RDMA_HDR_SIZE_ERF, &pkt->erf))
+        return truncated(pkt, "ERF header");
+    bool more = pkt->erf.type & 0x80;
+    while (more) {
+        const uint8_t *ext = take(c, 8);
+        if (!ext)
+            return truncated(pkt, "ERF extension header");
+        more = ext[0] & 0x80;
+    }
+    unsigned type = pkt->erf.type & 0x7f;
+    if (type != RDMA_ERF_TYPE_INFINIBAND && type != RDMA_ERF_TYPE_INFINIBAND_LINK)
+        return fail(pkt, RDMA_UNSUPPORTED, "ERF record type is not InfiniBand");
+    /* The wire length of the InfiniBand packet is the ERF wlen. */
+    size_t wire = c->pos + pkt->erf.wlen;
+    if (wire < c->wire)
+        c->wire = wire;
+    if (c->captured > c->wire)
+        c->captured = c->wire;
+    return decode_ib(cfg, c, pkt);
+}
+
+enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned linktype,
+                             const uint8_t *frame, size_t caplen, size_t wirelen,
+                             struct rdma_pkt *pkt)
+{
+    pkt->present = 0;
+    pkt->proto = RDMA_PROTO_OTHER;
+    pkt->nvlan = 0;
+    pkt->status = RDMA_OK;
+    pkt->reason = 0;
+    pkt->linktype = (uint16_t)linktype;
+    pkt->ethertype = 0;
+    pkt->op = 0;
+    pkt->payload = 0;
+    pkt->payload_len = 0;
+    pkt->captured_payload_len = 0;
+    pkt->ip_options_len = 0;
+    pkt->icrc.present = pkt->vcrc.present = false;
+    pkt->icrc.ok = pkt->vcrc.ok = false;
+    pkt->frame_len = (uint32_t)caplen;
+    pkt->wire_len = (uint32_t)wirelen;
+    struct cursor c = {frame, 0, caplen < wirelen ? caplen : wirelen, wirelen};
+
+    switch (linktype) {
+    case RDMA_LINKTYPE_ETHERNET:
+        if (!TAKE_HEADER(&c, pkt, RDMA_ETH_FIELDS, RDMA_HDR_ETH, RDMA_HDR_SIZE_ETH, &pkt->eth))
+            return truncated(pkt, "Ethernet header");
+        return decode_ethertype(cfg, &c, pkt, pkt->eth.type);
+    case RDMA_LINKTYPE_LINUX_SLL:
+        if (!TAKE_HEADER(&c, pkt, RDMA_SLL_FIELDS, RDMA_HDR_SLL, RDMA_HDR_SIZE_SLL, &pkt->sll))
+            return truncated(pkt, "Linux cooked header");
+        return decode_ethertype(cfg, &c, pkt, pkt->sll.etype);
+    case RDMA_LINKTYPE_LINUX_SLL2:
+        if (!TAKE_HEADER(&c, pkt, RDMA_SLL2_FIELDS, RDMA_HDR_SLL2, RDMA_HDR_SIZE_SLL2, &pkt->sll2))
+            return truncated(pkt, "Linux cooked v2 header");
+        return decode_ethertype(cfg, &c, pkt, pkt->sll2.etype);
+    case RDMA_LINKTYPE_INFINIBAND:
+        return decode_ib(cfg, &c, pkt);
+    case RDMA_LINKTYPE_ERF:
+        return decode_erf(cfg, &c, pkt);
+    }
+    return fail(pkt, RDMA_UNSUPPORTED, "link type");
+}

@@ -1,0 +1,146 @@
+/* format_summary.c - one readable line per frame:
+ *   SRC -> DST  PROTO  OPERATION  QP=... PSN=...  [details]  ICRC ok
+ * Addresses are the most specific the frame has: IP, else GID, else LID,
+ * else MAC. */
+#include "out.h"
+#include "rdma_codec.h"
+
+static void address(struct out *o, const struct rdma_pkt *pkt, bool src)
+{
+    if (pkt->present & RDMA_HDR_IP)
+        rdma__out_array(o, src ? pkt->ip.src : pkt->ip.dst, 4, RDMA_ARRAY_IPV4);
+    else if (pkt->present & RDMA_HDR_IPV6)
+        rdma__out_array(o, src ? pkt->ipv6.src : pkt->ipv6.dst, 16, RDMA_ARRAY_IPV6);
+    else if (pkt->present & RDMA_HDR_GRH)
+        rdma__out_array(o, src ? pkt->grh.sgid : pkt->grh.dgid, 16, RDMA_ARRAY_IPV6);
+    else if (pkt->present & RDMA_HDR_LRH) {
+        out_str(o, "LID ");
+        out_u64(o, src ? pkt->lrh.slid : pkt->lrh.dlid);
+    } else if (pkt->present & RDMA_HDR_ETH)
+        rdma__out_array(o, src ? pkt->eth.src : pkt->eth.dst, 6, RDMA_ARRAY_MAC);
+    else
+        out_chr(o, '?');
+}
+
+static void aeth(struct out *o, uint8_t syndrome)
+{
+    unsigned kind = rdma_aeth_kind(syndrome), value = rdma_aeth_value(syndrome);
+    out_chr(o, ' ');
+    out_str(o, rdma_aeth_kind_name(kind));
+    if (kind == RDMA_AETH_ACK) {
+        out_str(o, " credits=");
+        out_u64(o, value);
+    } else if (kind == RDMA_AETH_RNR_NAK) {
+        out_str(o, " timer=");
+        out_u64(o, rdma_rnr_timer_us(value));
+        out_str(o, "us");
+    } else if (kind == RDMA_AETH_NAK) {
+        const char *name = rdma_nak_code_name(value);
+        out_chr(o, ' ');
+        out_str(o, name ? name : "reserved code");
+    }
+}
+
+static void transport(struct out *o, const struct rdma_pkt *pkt)
+{
+    const struct rdma_bth *bth = &pkt->bth;
+    if (pkt->op && pkt->op->name) {
+        out_str(o, pkt->op->name);
+    } else {
+        out_str(o, "reserved opcode 0x");
+        out_hex(o, bth->opcode, 2);
+    }
+    out_str(o, " QP=0x");
+    out_hex(o, bth->destqp, 6);
+    out_str(o, " PSN=");
+    out_u64(o, bth->psn);
+    if (bth->a)
+        out_str(o, " A");
+    if (bth->fecn)
+        out_str(o, " FECN");
+    if (bth->becn)
+        out_str(o, " BECN");
+    if (pkt->present & RDMA_HDR_RETH) {
+        out_str(o, " va=0x");
+        out_hex(o, pkt->reth.va, 16);
+        out_str(o, " rkey=0x");
+        out_hex(o, pkt->reth.r_key, 8);
+        out_str(o, " dmalen=");
+        out_u64(o, pkt->reth.dmalen);
+    }
+    if (pkt->present & RDMA_HDR_AETH) {
+        aeth(o, pkt->aeth.syndrome);
+        out_str(o, " MSN=");
+        out_u64(o, pkt->aeth.msn);
+    }
+    if (pkt->present & RDMA_HDR_IMMDT) {
+        out_str(o, " imm=0x");
+        out_hex(o, pkt->immdt.imm, 8);
+    }
+    if (pkt->present & RDMA_HDR_CM) {
+        out_str(o, " CM ");
+        out_str(o, rdma_cm_message_name(pkt->cm.attr));
+    } else if (pkt->present & RDMA_HDR_MAD) {
+        out_str(o, " MAD class=0x");
+        out_hex(o, pkt->mad.mgmtclass, 2);
+    }
+    if (pkt->op && (pkt->op->flags & RDMA_OPF_PAYLOAD)) {
+        out_str(o, " payload=");
+        out_u64(o, pkt->payload_len);
+    }
+}
+
+static void mac_control(struct out *o, const struct rdma_pfc *pfc)
+{
+    if (pfc->opcode == RDMA_MAC_CONTROL_PAUSE) {
+        out_str(o, "PAUSE quanta=");
+        out_u64(o, pfc->pause_time[0]);
+        return;
+    }
+    out_str(o, "PFC enbv=0x");
+    out_hex(o, pfc->enbv, 2);
+    for (int i = 0; i < 8; i++) {
+        if (!(pfc->enbv & (1u << i)))
+            continue;
+        out_str(o, " p");
+        out_u64(o, (uint64_t)i);
+        out_chr(o, '=');
+        out_u64(o, pfc->pause_time[i]);
+    }
+}
+
+size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
+{
+    struct out o_ = {buf, cap, 0, false}, *o = &o_;
+    address(o, pkt, true);
+    out_str(o, " \xe2\x86\x92 "); /* U+2192 RIGHTWARDS ARROW */
+    address(o, pkt, false);
+    out_chr(o, ' ');
+    out_str(o, rdma_proto_name((enum rdma_proto)pkt->proto));
+    out_chr(o, ' ');
+    if (pkt->present & RDMA_HDR_BTH) {
+        transport(o, pkt);
+    } else if (pkt->present & RDMA_HDR_PFC) {
+        mac_control(o, &pkt->pfc);
+    } else if (pkt->proto == RDMA_PROTO_IB) {
+        out_str(o, "raw LNH=");
+        out_u64(o, pkt->lrh.lnh);
+    } else if (pkt->ethertype) {
+        out_str(o, "EtherType 0x");
+        out_hex(o, pkt->ethertype, 4);
+    }
+    if (pkt->icrc.present)
+        out_str(o, pkt->icrc.ok ? " ICRC ok" : " ICRC BAD");
+    if (pkt->vcrc.present)
+        out_str(o, pkt->vcrc.ok ? " VCRC ok" : " VCRC BAD");
+    if (pkt->status != RDMA_OK && pkt->status != RDMA_BAD_ICRC && pkt->status != RDMA_BAD_VCRC) {
+        out_str(o, " [");
+        out_str(o, rdma_status_name((enum rdma_status)pkt->status));
+        if (pkt->reason) {
+            out_str(o, pkt->status == RDMA_TRUNCATED ? " in " : ": ");
+            out_str(o, pkt->reason);
+        }
+        out_chr(o, ']');
+    }
+    return o->full ? 0 : o->len;
+}
