@@ -23,6 +23,9 @@
 #define LNH_IBA_GLOBAL 3
 #define IP_PROTO_UDP 17
 #define MAD_LEN 256
+#define OPCODE_UD_SEND_ONLY 0x64 /* MADs travel as UD SEND Only */
+#define QPN_GSI 1                /* QP0 is the SMI, QP1 the GSI */
+
 #define CM_DATA_OFFSET 24
 
 void rdma_decode_config_init(struct rdma_decode_config *cfg)
@@ -117,23 +120,30 @@ static const uint8_t *take_ext_header(struct cursor *c, struct rdma_pkt *pkt, ui
 }
 
 /* BTH, extended headers and payload. `end` is where the ICRC ends (the
- * transport length the outer header gave), relative to the cursor start. */
-static enum rdma_status decode_transport(struct cursor *c, struct rdma_pkt *pkt, size_t end)
+ * transport length the outer header gave), relative to the cursor start.
+ * pkt->icrc.present says whether the packet was captured up to its ICRC. */
+static void decode_transport(struct cursor *c, struct rdma_pkt *pkt, size_t end)
 {
-    if (!TAKE_HEADER(c, pkt, RDMA_BTH_FIELDS, RDMA_HDR_BTH, RDMA_HDR_SIZE_BTH, &pkt->bth))
-        return truncated(pkt, "BTH");
+    if (!TAKE_HEADER(c, pkt, RDMA_BTH_FIELDS, RDMA_HDR_BTH, RDMA_HDR_SIZE_BTH, &pkt->bth)) {
+        truncated(pkt, "BTH");
+        return;
+    }
     const struct rdma_opcode_info *op = &rdma_opcodes[pkt->bth.opcode];
     pkt->op = op;
     if (op->name) {
         for (uint32_t hdrs = op->headers; hdrs; hdrs &= hdrs - 1) {
             uint32_t bit = hdrs & -hdrs;
-            if (!take_ext_header(c, pkt, bit))
-                return truncated(pkt, "extended transport header");
+            if (!take_ext_header(c, pkt, bit)) {
+                truncated(pkt, "extended transport header");
+                return;
+            }
         }
     }
     size_t trailer = ICRC_LEN + pkt->bth.padcnt;
-    if (end < c->pos + trailer)
-        return fail(pkt, RDMA_MALFORMED, "packet length shorter than its headers");
+    if (end < c->pos + trailer) {
+        fail(pkt, RDMA_MALFORMED, "packet length shorter than its headers");
+        return;
+    }
     pkt->payload = c->start + c->pos;
     pkt->payload_len = (uint32_t)(end - c->pos - trailer);
     size_t captured = c->captured > c->pos ? c->captured - c->pos : 0;
@@ -145,25 +155,29 @@ static enum rdma_status decode_transport(struct cursor *c, struct rdma_pkt *pkt,
             fail(pkt, RDMA_MALFORMED, "payload on an opcode that carries none");
         else if (pkt->bth.padcnt && !(op->flags & RDMA_OPF_PAYLOAD))
             fail(pkt, RDMA_MALFORMED, "pad count on an opcode that carries no payload");
-        if (pkt->bth.opcode == 0x64 && pkt->bth.destqp <= 1)
+        if (pkt->bth.opcode == OPCODE_UD_SEND_ONLY && pkt->bth.destqp <= QPN_GSI)
             decode_mad(pkt);
     }
     if (c->captured < end) {
         c->pos = c->captured;
-        return truncated(pkt, "payload");
+        truncated(pkt, "payload");
+        return;
     }
     pkt->icrc.present = true;
     pkt->icrc.value = get_le32(c->start + end - ICRC_LEN);
     c->pos = end;
-    return (enum rdma_status)pkt->status;
 }
 
-static void check_icrc(const struct rdma_decode_config *cfg, struct rdma_pkt *pkt, uint32_t computed)
+/* Compute the ICRC only for packets whose transport decoded far enough to
+ * carry one: `covered` bytes from `start` run up to the ICRC. */
+static void check_icrc(const struct rdma_decode_config *cfg, struct rdma_pkt *pkt,
+                       uint32_t (*icrc)(const uint8_t *, size_t), const uint8_t *start,
+                       size_t covered)
 {
     if (!pkt->icrc.present || !cfg->verify_crc)
         return;
-    pkt->icrc.computed = computed;
-    pkt->icrc.ok = computed == pkt->icrc.value;
+    pkt->icrc.computed = icrc(start, covered);
+    pkt->icrc.ok = pkt->icrc.computed == pkt->icrc.value;
     if (!pkt->icrc.ok)
         fail(pkt, RDMA_BAD_ICRC, "ICRC mismatch");
 }
@@ -181,9 +195,8 @@ static enum rdma_status decode_rocev1(const struct rdma_decode_config *cfg, stru
         return fail(pkt, RDMA_MALFORMED, "GRH payload length exceeds the frame");
     if (pkt->grh.nxthdr != IB_NEXT_HEADER_IBA)
         return fail(pkt, RDMA_MALFORMED, "GRH next header is not an IBA transport");
-    if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
-        return RDMA_TRUNCATED;
-    check_icrc(cfg, pkt, rdma_icrc_grh(c->start + grh_at, end - ICRC_LEN - grh_at));
+    decode_transport(c, pkt, end);
+    check_icrc(cfg, pkt, rdma_icrc_grh, c->start + grh_at, end - ICRC_LEN - grh_at);
     return (enum rdma_status)pkt->status;
 }
 
@@ -209,9 +222,8 @@ static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct 
     size_t end = udp_at + pkt->udp.length;
     if (pkt->udp.length < RDMA_HDR_SIZE_UDP || end > l3_end)
         return fail(pkt, RDMA_MALFORMED, "UDP length disagrees with the IP length");
-    if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
-        return RDMA_TRUNCATED;
-    check_icrc(cfg, pkt, rdma_icrc_rocev2(c->start + l3_at, end - ICRC_LEN - l3_at));
+    decode_transport(c, pkt, end);
+    check_icrc(cfg, pkt, rdma_icrc_rocev2, c->start + l3_at, end - ICRC_LEN - l3_at);
     return (enum rdma_status)pkt->status;
 }
 
@@ -333,12 +345,11 @@ static enum rdma_status decode_ib(const struct rdma_decode_config *cfg, struct c
         iba = pkt->grh.nxthdr == IB_NEXT_HEADER_IBA;
     }
     if (iba) {
-        if (decode_transport(c, pkt, end) == RDMA_TRUNCATED)
-            return RDMA_TRUNCATED;
-        uint32_t icrc = pkt->lrh.lnh == LNH_IBA_GLOBAL
-                            ? rdma_icrc_grh(c->start + grh_at, end - ICRC_LEN - grh_at)
-                            : rdma_icrc_lrh(c->start + lrh_at, end - ICRC_LEN - lrh_at);
-        check_icrc(cfg, pkt, icrc);
+        decode_transport(c, pkt, end);
+        if (pkt->lrh.lnh == LNH_IBA_GLOBAL)
+            check_icrc(cfg, pkt, rdma_icrc_grh, c->start + grh_at, end - ICRC_LEN - grh_at);
+        else
+            check_icrc(cfg, pkt, rdma_icrc_lrh, c->start + lrh_at, end - ICRC_LEN - lrh_at);
     } else {
         /* Raw packets (LNH 0/1 or a non-IBA next header) carry no ICRC. */
         pkt->payload = c->start + c->pos;
@@ -381,6 +392,19 @@ static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct 
     if (c->captured > c->wire)
         c->captured = c->wire;
     return decode_ib(cfg, c, pkt);
+}
+
+bool rdma_linktype_supported(unsigned linktype)
+{
+    switch (linktype) {
+    case RDMA_LINKTYPE_ETHERNET:
+    case RDMA_LINKTYPE_LINUX_SLL:
+    case RDMA_LINKTYPE_LINUX_SLL2:
+    case RDMA_LINKTYPE_INFINIBAND:
+    case RDMA_LINKTYPE_ERF:
+        return true;
+    }
+    return false;
 }
 
 enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned linktype,

@@ -489,7 +489,8 @@ const char *rdma_status_name(enum rdma_status st);
     X(ROCEV2, "RoCEv2")                                                        \
     X(IB, "IB")                                                                \
     X(PFC, "PFC")                                                              \
-    X(PAUSE, "PAUSE")
+    X(PAUSE, "PAUSE")                                                          \
+    X(IWARP, "iWARP")
 
 enum rdma_proto {
 #define RDMA__PR_ENUM(name, str) RDMA_PROTO_##name,
@@ -559,6 +560,9 @@ struct rdma_pkt {
     struct rdma_crc icrc;
     struct rdma_crc vcrc;
 };
+
+/* Whether rdma_decode() knows the pcap link type. */
+bool rdma_linktype_supported(unsigned linktype);
 
 /* Decode one frame of the given pcap link type. Returns pkt->status. Headers
  * decoded before a problem stay valid in pkt (see pkt->present). */

@@ -147,7 +147,7 @@ static bool frame_is_bad(const struct rdma_pkt *pkt)
     return pkt->status != RDMA_OK && pkt->status != RDMA_UNSUPPORTED;
 }
 
-/* Decode one capture. Returns false if it could not be opened. */
+/* Decode one capture. Returns false if it could not be read to its end. */
 static bool decode_file(const char *path, bool name_files, const struct decode_opts *opts,
                         struct sink *out, struct decode_stats *st)
 {
@@ -158,6 +158,15 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         return false;
     }
     int linktype = pcap_datalink(pc);
+    if (!rdma_linktype_supported((unsigned)linktype)) {
+        const char *name = pcap_datalink_val_to_name(linktype);
+        fprintf(stderr,
+                "rdmasim decode: %s: link type %d (%s) is not supported; supported are "
+                "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
+                path, linktype, name ? name : "unknown");
+        pcap_close(pc);
+        return false;
+    }
     struct rdma_pkt pkt;
     struct pcap_pkthdr *h;
     const u_char *data;
@@ -182,15 +191,15 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         out->len += opts->json ? json_line(p, name_files ? path : NULL, frame, h, &pkt)
                                : text_line(p, frame, h, &first, &pkt);
     }
-    if (rc == PCAP_ERROR) {
+    bool complete = rc != PCAP_ERROR;
+    if (!complete) {
         /* libpcap stops at a damaged record; the frames before it are out. */
         sink_flush(out);
         fprintf(stderr, "rdmasim decode: %s: frame %" PRIu64 ": %s\n", path, frame + 1,
                 pcap_geterr(pc));
-        st->bad++;
     }
     pcap_close(pc);
-    return true;
+    return complete;
 }
 
 static void usage(FILE *f)
@@ -211,8 +220,8 @@ static void usage(FILE *f)
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
             "raw InfiniBand, ERF carrying InfiniBand.\n"
-            "Exit status: 0 files read, 1 bad frames with --strict, 2 usage error or\n"
-            "unreadable file.\n");
+            "Exit status: 0 files read, 1 bad frames with --strict, 2 usage error or a\n"
+            "file that could not be read to its end (it is named, with the frame).\n");
 }
 
 int cmd_decode(int argc, char **argv)

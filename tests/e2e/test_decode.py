@@ -208,10 +208,11 @@ class DecodeBadInput(unittest.TestCase):
             blob = f.read()
         with open(path, "wb") as f:
             f.write(blob[:-100])
-        rc, out, err = run("--strict", path)
-        self.assertEqual(rc, 1)
+        rc, out, err = run(path)
+        self.assertEqual(rc, 2)
         self.assertEqual(len(out.splitlines()), 11)
         self.assertIn("frame 12", err)
+        self.assertIn(path, err)
 
     def test_malformed_frame(self):
         gh, recs = records(real("rxe-rocev2-read-write-ecn.pcap"))
