@@ -121,6 +121,13 @@ class DecodeRealCaptures(unittest.TestCase):
         rc, out, _ = run("--json", "--rocev2-port", "9", path)
         self.assertEqual(sum(json.loads(x)["proto"] == "RoCEv2" for x in out.splitlines()), 0)
 
+    def test_pcapng_reads_like_pcap(self):
+        # pcaps/rxe-rocev2-read-write-ecn.pcapng is the real capture converted
+        # with `editcap -F pcapng`.
+        ng = run("--json", os.path.join(TOP, "pcaps", "rxe-rocev2-read-write-ecn.pcapng"))
+        classic = run("--json", real("rxe-rocev2-read-write-ecn.pcap"))
+        self.assertEqual(ng, classic)
+
     def test_several_files(self):
         a, b = real("hw-cx4-cnp-rocev1.pcap"), real("rxe-rocev2-read-write-ecn.pcap")
         rc, out, _ = run("--json", a, b)
