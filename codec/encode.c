@@ -238,6 +238,9 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     /* The ICRC treats the UDP checksum as ones, so it can be computed first
      * and the checksum, which covers the ICRC, afterwards. */
     put_icrc(w, rdma_icrc_rocev2(l3, w->len - l3_at));
+    /* The checksum reads the ICRC back from the buffer: it must be there. */
+    if (w->overflow)
+        return RDMA_TRUNCATED;
     if (pkt->udp.checksum) {
         uint32_t sum = 0;
         if (v4)

@@ -104,7 +104,7 @@ extern "C" {
 #define RDMA_IPV6_FIELDS(F, A)                                                 \
     F(version, uint8_t, 0, 28, 4)                                              \
     F(tclass, uint8_t, 0, 20, 8)                                               \
-    F(flow, uint32_t, 0, 0, 20)                                                \
+    F(flow, uint32_t, 1, 0, 20)                                                \
     F(plen, uint16_t, 4, 0, 16)                                                \
     F(nxt, uint8_t, 6, 0, 8)                                                   \
     F(hlim, uint8_t, 7, 0, 8)                                                  \
@@ -132,7 +132,7 @@ extern "C" {
 #define RDMA_GRH_FIELDS(F, A)                                                  \
     F(ipver, uint8_t, 0, 28, 4)                                                \
     F(tclass, uint8_t, 0, 20, 8)                                               \
-    F(flowlabel, uint32_t, 0, 0, 20)                                           \
+    F(flowlabel, uint32_t, 1, 0, 20)                                           \
     F(paylen, uint16_t, 4, 0, 16)                                              \
     F(nxthdr, uint8_t, 6, 0, 8)                                                \
     F(hoplmt, uint8_t, 7, 0, 8)                                                \
