@@ -222,6 +222,10 @@ static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct 
     size_t end = udp_at + pkt->udp.length;
     if (pkt->udp.length < RDMA_HDR_SIZE_UDP || end > l3_end)
         return fail(pkt, RDMA_MALFORMED, "UDP length disagrees with the IP length");
+    /* The ICRC is read at the far end of the frame, usually another cache
+     * line: start loading it while the transport headers are decoded. */
+    if (end <= c->captured)
+        __builtin_prefetch(c->start + end - ICRC_LEN);
     decode_transport(c, pkt, end);
     check_icrc(cfg, pkt, rdma_icrc_rocev2, c->start + l3_at, end - ICRC_LEN - l3_at);
     return (enum rdma_status)pkt->status;
@@ -423,6 +427,7 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->payload_len = 0;
     pkt->captured_payload_len = 0;
     pkt->ip_options_len = 0;
+    pkt->ip_checksum_ok = false; /* read by the printers even when the IPv4 header stops short */
     pkt->icrc.present = pkt->vcrc.present = false;
     pkt->icrc.ok = pkt->vcrc.ok = false;
     pkt->frame_len = (uint32_t)caplen;

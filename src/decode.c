@@ -10,9 +10,11 @@
 
 #include "cli.h"
 #include "rdma_codec.h"
+#include "rdma_iwarp.h"
 
 #define OUT_BUFFER (1u << 20)
 #define LINE_MAX_BYTES 16384
+#define READ_BUFFER (64u << 10)
 
 struct decode_opts {
     bool json;
@@ -85,8 +87,15 @@ static size_t put_str(char *p, const char *s)
     return n;
 }
 
+/* A frame of an iWARP connection: its TCP segment and the PDU it completes. */
+struct iwarp_line {
+    const struct rdma_iwarp_seg *seg;
+    const struct rdma_iwarp_pdu *pdu; /* NULL: the frame completes none */
+    unsigned index;                   /* of the PDU among those the frame completes */
+};
+
 static size_t json_line(char *p, const char *file, uint64_t frame, const struct pcap_pkthdr *h,
-                        const struct rdma_pkt *pkt)
+                        const struct rdma_pkt *pkt, const struct iwarp_line *iw)
 {
     size_t n = put_str(p, "{\"frame\":");
     n += put_u64(p + n, frame);
@@ -112,13 +121,26 @@ static size_t json_line(char *p, const char *file, uint64_t frame, const struct 
     if (!m)
         n--; /* cannot happen with the line bound above; keep the JSON valid */
     n += m;
+    if (iw && iw->pdu) {
+        n += put_str(p + n, ",\"fpdu\":");
+        n += put_u64(p + n, iw->index);
+    }
+    if (iw) {
+        p[n++] = ',';
+        m = rdma_iwarp_format_json(iw->seg, iw->pdu, p + n, LINE_MAX_BYTES - n - 2);
+        if (m)
+            n += m;
+        else
+            n--; /* as above */
+    }
     p[n++] = '}';
     p[n++] = '\n';
     return n;
 }
 
 static size_t text_line(char *p, uint64_t frame, const struct pcap_pkthdr *h,
-                        const struct timeval *first, const struct rdma_pkt *pkt)
+                        const struct timeval *first, const struct rdma_pkt *pkt,
+                        const struct iwarp_line *iw)
 {
     int64_t sec = h->ts.tv_sec - first->tv_sec;
     int64_t nsec = (int64_t)h->ts.tv_usec - first->tv_usec;
@@ -135,7 +157,8 @@ static size_t text_line(char *p, uint64_t frame, const struct pcap_pkthdr *h,
     p[n++] = ' ';
     n += put_time(p + n, sec, (uint32_t)nsec);
     p[n++] = ' ';
-    n += rdma_format_summary(pkt, p + n, LINE_MAX_BYTES - n - 32);
+    n += iw ? rdma_iwarp_format_summary(pkt, iw->seg, iw->pdu, p + n, LINE_MAX_BYTES - n - 32)
+            : rdma_format_summary(pkt, p + n, LINE_MAX_BYTES - n - 32);
     n += put_str(p + n, " len=");
     n += put_u64(p + n, h->len);
     p[n++] = '\n';
@@ -147,12 +170,57 @@ static bool frame_is_bad(const struct rdma_pkt *pkt)
     return pkt->status != RDMA_OK && pkt->status != RDMA_UNSUPPORTED;
 }
 
+static bool pdu_is_bad(const struct rdma_iwarp_pdu *pdu)
+{
+    return pdu->status != RDMA_OK && pdu->status != RDMA_UNSUPPORTED;
+}
+
+/* A problem found at the end of a capture, for the frame it began in. */
+static size_t end_line(char *p, bool json, uint64_t frame, const struct rdma_iwarp_pdu *pdu)
+{
+    size_t n = put_str(p, json ? "{\"frame\":" : "");
+    if (json) {
+        n += put_u64(p + n, frame);
+        n += put_str(p + n, ",\"proto\":\"iWARP\",\"error\":\"");
+    } else {
+        char num[24];
+        size_t k = put_u64(num, frame);
+        for (size_t i = k; i < 6; i++)
+            p[n++] = ' ';
+        memcpy(p + n, num, k);
+        n += k;
+        n += put_str(p + n, " iWARP [");
+    }
+    n += put_str(p + n, rdma_status_name((enum rdma_status)pdu->status));
+    n += put_str(p + n, ": ");
+    n += put_str(p + n, pdu->reason);
+    n += put_str(p + n, json ? "\"}\n" : "]\n");
+    return n;
+}
+
+/* libpcap reads a capture through stdio, whose buffer is one 4 KiB page
+ * unless it is handed a larger one: at a few hundred bytes a frame, that is
+ * a read() every ten frames. Standard input ("-") and files fopen() refuses
+ * are left to libpcap, which opens and reports them as it always does. */
+static pcap_t *open_capture(const char *path, char *iobuf, size_t iobuf_len, char *errbuf)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    if (!f)
+        return pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    setvbuf(f, iobuf, _IOFBF, iobuf_len);
+    pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    if (!pc)
+        fclose(f);
+    return pc;
+}
+
 /* Decode one capture. Returns false if it could not be read to its end. */
 static bool decode_file(const char *path, bool name_files, const struct decode_opts *opts,
                         struct sink *out, struct decode_stats *st)
 {
     char errbuf[PCAP_ERRBUF_SIZE];
-    pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    char iobuf[READ_BUFFER]; /* must outlive pc, which reads through it */
+    pcap_t *pc = open_capture(path, iobuf, sizeof iobuf, errbuf);
     if (!pc) {
         fprintf(stderr, "rdmasim decode: %s: %s\n", path, errbuf);
         return false;
@@ -167,6 +235,14 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         pcap_close(pc);
         return false;
     }
+    struct rdma_iwarp_stream *iwarp = rdma_iwarp_stream_new();
+    if (!iwarp) {
+        fprintf(stderr, "rdmasim decode: out of memory\n");
+        pcap_close(pc);
+        return false;
+    }
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
     struct rdma_pkt pkt;
     struct pcap_pkthdr *h;
     const u_char *data;
@@ -182,15 +258,36 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         if (frame == 1)
             first = h->ts;
         rdma_decode(&opts->cfg, (unsigned)linktype, data, h->caplen, h->len, &pkt);
+        rdma_iwarp_feed(iwarp, &pkt, data, frame, &seg);
+        bool bad = frame_is_bad(&pkt);
+        struct iwarp_line iw = {&seg, NULL, 0};
+        /* One line per PDU the frame completes; one line if it completes none. */
+        while (true) {
+            bool more = rdma_iwarp_next(iwarp, &pdu);
+            if (!more && iw.index)
+                break;
+            iw.pdu = more ? &pdu : NULL;
+            bad |= more && pdu_is_bad(&pdu);
+            const struct iwarp_line *line = more || seg.iwarp ? &iw : NULL;
+            char *p = sink_line(out);
+            out->len += opts->json ? json_line(p, name_files ? path : NULL, frame, h, &pkt, line)
+                                   : text_line(p, frame, h, &first, &pkt, line);
+            if (!more)
+                break;
+            iw.index++;
+        }
         st->frames++;
         if (pkt.proto != RDMA_PROTO_OTHER)
             st->rdma++;
-        if (frame_is_bad(&pkt))
+        if (bad)
             st->bad++;
-        char *p = sink_line(out);
-        out->len += opts->json ? json_line(p, name_files ? path : NULL, frame, h, &pkt)
-                               : text_line(p, frame, h, &first, &pkt);
     }
+    while (rdma_iwarp_finish(iwarp, &pdu)) {
+        char *p = sink_line(out);
+        out->len += end_line(p, opts->json, pdu.frame, &pdu);
+        st->bad += pdu_is_bad(&pdu);
+    }
+    rdma_iwarp_stream_free(iwarp);
     bool complete = rc != PCAP_ERROR;
     if (!complete) {
         /* libpcap stops at a damaged record; the frames before it are out. */
@@ -211,9 +308,13 @@ static void usage(FILE *f)
             "and destination (IP, GID or LID), protocol, opcode, destination QP, PSN,\n"
             "CRC status and length. Non-RDMA frames are listed briefly. A truncated or\n"
             "malformed frame is reported on its line and decoding goes on.\n"
+            "iWARP (MPA/DDP/RDMAP over TCP) is reassembled per connection: one line per\n"
+            "FPDU, with the frame that completes it; a connection joined without its MPA\n"
+            "Request/Reply is decoded from its markers or reported once and skipped.\n"
             "\n"
             "  --json             one JSON object per frame (NDJSON); header objects use\n"
-            "                     Wireshark's field names (bth.psn, reth.dmalen, ...)\n"
+            "                     Wireshark's field names (bth.psn, reth.dmalen, ddp.stag,\n"
+            "                     rdmap.opcode, ...); \"fpdu\" numbers the FPDUs of a frame\n"
             "  --strict           exit 1 if any frame is truncated, malformed or fails a CRC\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
             "  -h, --help         this text\n"
