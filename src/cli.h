@@ -8,5 +8,6 @@
 #define EXIT_USAGE 2      /* bad usage or an unreadable file */
 
 int cmd_decode(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"decode", cmd_decode, "print every frame of pcap/pcapng captures as text or JSON"},
+    {"replay", cmd_replay, "a capture to conversations, messages, latencies and anomalies"},
 };
 
 static void usage(FILE *f)

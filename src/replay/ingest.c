@@ -1,0 +1,176 @@
+/* ingest.c - one decoded frame into the analysis: what kind of frame it is,
+ * which flow it belongs to, and whether its transport is a request, a
+ * response, a CNP or a management datagram, all from the opcode table's
+ * flags.
+ *
+ *   PFC / PAUSE             -> pfc.c
+ *   RoCEv1, RoCEv2, IB      -> replay_transport(): flow, then requests.c,
+ *                              responses.c, cm.c
+ *   (iWARP: MPA/DDP/RDMAP per TCP connection would dispatch here)
+ *   anything else           -> counted as other traffic
+ */
+#include "replay.h"
+
+#define ECN_CE 3
+#define QP1 1
+
+static void bad_frame(struct replay *r, const char *reason, enum rdma_status st)
+{
+    r->bad_frames++;
+    struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .text = reason};
+    if (!anomaly_add(&r->anomalies, ANOM_BAD_FRAME, st, -1, 1, &ev))
+        r->oom = true;
+}
+
+static bool congestion_experienced(const struct rdma_pkt *pkt)
+{
+    if (pkt->present & RDMA_HDR_IP)
+        return pkt->ip.dsfield_ecn == ECN_CE;
+    if (pkt->present & RDMA_HDR_IPV6)
+        return (pkt->ipv6.tclass & 3) == ECN_CE;
+    if (pkt->proto == RDMA_PROTO_ROCEV1)
+        return (pkt->grh.tclass & 3) == ECN_CE;
+    return false;
+}
+
+static void note(struct replay *r, unsigned kind, struct flow *f, uint64_t value)
+{
+    struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .value = value};
+    if (!anomaly_add(&r->anomalies, kind, 0, (int32_t)(f->id - 1), 1, &ev))
+        r->oom = true;
+}
+
+/* A CNP is addressed to the QP whose sending is to slow down. */
+static void cnp(struct replay *r, struct flow *f)
+{
+    uint64_t gap = f->cnp ? (r->t > f->cnp_last_t ? r->t - f->cnp_last_t : 0) : 0;
+    if (f->cnp && (f->cnp == 1 || gap < f->cnp_min_gap))
+        f->cnp_min_gap = gap;
+    f->cnp++;
+    f->cnp_last_t = r->t;
+    f->tl_cnp++;
+    note(r, ANOM_CNP, f, gap);
+}
+
+static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
+{
+    struct flow_key k;
+    if (!flow_key_from_pkt(pkt, &k)) {
+        r->other_frames++;
+        return;
+    }
+    bool created;
+    struct flow *f = flow_get(&r->flows, &k, &created);
+    if (!f) {
+        r->oom = true;
+        return;
+    }
+    const struct rdma_opcode_info *op = pkt->op;
+    if (created || !f->packets) {
+        f->transport = op->transport;
+        f->proto = pkt->proto;
+        f->first_t = r->t;
+        f->first_frame = r->frame;
+    } else if (f->transport == RDMA_TRANSPORT_CNP) {
+        f->transport = op->transport; /* the flow began with a CNP */
+    }
+    f->packets++;
+    f->wire_bytes += pkt->wire_len;
+    f->last_t = r->t;
+    f->last_frame = r->frame;
+    f->tl_packets++;
+    timeline_touch(r, f);
+    if (pkt->status == RDMA_BAD_ICRC || pkt->status == RDMA_BAD_VCRC) {
+        /* The receiving adapter drops it: count it, do not deliver it. */
+        f->bad_icrc++;
+        struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .psn = pkt->bth.psn,
+                                .psn_end = pkt->bth.psn, .text = pkt->reason};
+        if (!anomaly_add(&r->anomalies, ANOM_BAD_ICRC, pkt->status, (int32_t)(f->id - 1), 1, &ev))
+            r->oom = true;
+        return;
+    }
+    if (congestion_experienced(pkt)) {
+        f->ecn_ce++;
+        f->tl_ce++;
+        note(r, ANOM_ECN_CE, f, 0);
+    }
+    if (pkt->bth.fecn) {
+        f->fecn++;
+        note(r, ANOM_FECN, f, 0);
+    }
+    if (op->flags & RDMA_OPF_CNP) {
+        cnp(r, f);
+        return;
+    }
+    if ((pkt->present & RDMA_HDR_DETH) && !f->src_qpn_known) {
+        f->src_qpn = pkt->deth.srcqp;
+        f->src_qpn_known = true;
+        if (f->peer < 0) {
+            struct flow_key back;
+            flow_key_reverse(&k, f->src_qpn, &back);
+            struct flow *b = flow_find(&r->flows, &back);
+            if (b && b->peer < 0 && b->src_qpn_known && b->src_qpn == flow_key_qpn(&k))
+                flows_join(&r->flows, f, b, PAIR_DETH);
+        }
+    }
+    if (pkt->present & RDMA_HDR_MAD) {
+        /* Management datagrams (QP0, QP1) are the fabric's, not messages
+         * of the applications: counted, and CM read for pairing. */
+        r->mgmt_frames++;
+        if (pkt->present & RDMA_HDR_CM)
+            cm_message(r, pkt, &k);
+        return;
+    }
+    if (op->flags & RDMA_OPF_REQUEST)
+        chan_request(r, f, pkt);
+    else if (op->flags & RDMA_OPF_RESPONSE)
+        chan_response(r, f, pkt);
+}
+
+/* Only the payload missing: a capture with a snap length. The headers are
+ * all there, so the frame is analysed; only its ICRC cannot be checked. */
+static bool snapped(const struct rdma_pkt *pkt)
+{
+    return pkt->op && pkt->op->name && (pkt->present & pkt->op->headers) == pkt->op->headers &&
+           pkt->payload && pkt->frame_len < pkt->wire_len;
+}
+
+void replay_frame(struct replay *r, const struct rdma_pkt *pkt, enum rdma_status st)
+{
+    r->frames++;
+    r->wire_bytes += pkt->wire_len;
+    timeline_advance(r);
+    switch (pkt->proto) {
+    case RDMA_PROTO_OTHER:
+        /* cut or broken before it could be recognised: still a bad frame */
+        if (st == RDMA_TRUNCATED || st == RDMA_MALFORMED || st == RDMA_BAD_CHECKSUM)
+            bad_frame(r, pkt->reason, st);
+        else
+            r->other_frames++;
+        return;
+    case RDMA_PROTO_PFC:
+    case RDMA_PROTO_PAUSE:
+        r->rdma_frames++;
+        if (st != RDMA_OK)
+            bad_frame(r, pkt->reason, st);
+        else
+            pfc_frame(r, pkt);
+        return;
+    default:
+        break;
+    }
+    r->rdma_frames++;
+    if (st == RDMA_TRUNCATED && snapped(pkt)) {
+        r->snapped_frames++;
+    } else if (st == RDMA_BAD_ICRC || st == RDMA_BAD_VCRC) {
+        /* replay_transport() attributes it to its flow */
+    } else if (st != RDMA_OK) {
+        bad_frame(r, pkt->reason, st);
+        return;
+    }
+    if (!pkt->op || !pkt->op->name) {
+        bad_frame(r, "reserved BTH opcode", RDMA_MALFORMED);
+        return;
+    }
+    replay_transport(r, pkt);
+}

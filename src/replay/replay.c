@@ -1,0 +1,285 @@
+/* replay.c - `rdmasim replay`: a capture to conversations, messages,
+ * latencies, rates and anomalies, read once, streaming (capture.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli.h"
+#include "capture.h"
+#include "replay.h"
+
+#define DEFAULT_INTERVAL_NS 1000000u       /* 1 ms */
+#define DEFAULT_LINK_BPS 100000000000u     /* 100 Gb/s */
+#define DEFAULT_TOP 10u
+#define OUT_BUFFER (1u << 20)
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: rdmasim replay [OPTIONS] FILE\n"
+            "\n"
+            "Read a pcap or pcapng capture of RoCEv1, RoCEv2 or InfiniBand traffic once,\n"
+            "streaming, and report:\n"
+            "  conversations  the queue pairs that talked: endpoints (IP, GID or LID) and\n"
+            "                 QPNs, both directions joined through CM REQ/REP when the\n"
+            "                 capture has them, else by matching acknowledgements to\n"
+            "                 requests; packets, goodput, packet rate, duration\n"
+            "  messages       each SEND, RDMA WRITE, RDMA READ and atomic (with or\n"
+            "                 without immediate/invalidate): frames, PSNs, bytes,\n"
+            "                 packets, remote address and key, and latency from the\n"
+            "                 first request packet to the ACK or last READ response\n"
+            "                 that completes it\n"
+            "  anomalies      PSN gaps, duplicates, retransmissions and go-back-N\n"
+            "                 episodes, NAKs by code, RNR NAKs with their timer,\n"
+            "                 out-of-order responses, responses without a request,\n"
+            "                 messages unacknowledged at the end of the capture, bad\n"
+            "                 ICRC/VCRC, bad frames, ECN-CE and FECN marks, CNPs per\n"
+            "                 QP, CM REJ, and PFC/PAUSE frames per priority with the time\n"
+            "                 paused, each with the frame numbers involved\n"
+            "\n"
+            "  --json             one JSON document instead of the text report; it lists\n"
+            "                     every message and every row the text report cuts\n"
+            "  --timeline CSV     also write per-interval rates: one row per interval for\n"
+            "                     each flow with packets in it (goodput, packet rate,\n"
+            "                     CNPs, ECN-CE, NAKs, retransmissions) and for each PFC\n"
+            "                     priority paused in it; scripts/plot_timeline.py plots it\n"
+            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
+            "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
+            "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
+            "                     400Gbps; a bare number is Gb/s)\n"
+            "  --top N            rows per table in the text report (default 10; the\n"
+            "                     anomaly table shows twice as many)\n"
+            "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
+            "raw InfiniBand, ERF carrying InfiniBand. Times are in nanoseconds from\n"
+            "the first frame.\n"
+            "Exit status: 0 report written; 2 usage error, unreadable file, out of\n"
+            "memory, or a file damaged part-way (named, with the frame; the report\n"
+            "covers the frames before the damage).\n");
+}
+
+/* "100us" -> 100000. A bare number is nanoseconds. */
+static bool parse_duration(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            if (v > UINT64_MAX / units[i].mul)
+                return false;
+            *ns = v * units[i].mul;
+            return *ns > 0;
+        }
+    return false;
+}
+
+/* "100Gbps", "25G", "400g", "10Gb/s", "100" (Gb/s). */
+static bool parse_speed(const char *s, uint64_t *bps)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0))
+        return false;
+    uint64_t mul = 1000000000u;
+    switch (*end) {
+    case 'k': case 'K': mul = 1000u; end++; break;
+    case 'M': case 'm': mul = 1000000u; end++; break;
+    case 'G': case 'g': mul = 1000000000u; end++; break;
+    case 'T': case 't': mul = 1000000000000u; end++; break;
+    default:
+        if (*end)
+            return false;
+    }
+    if (*end && strcmp(end, "bps") && strcmp(end, "b/s") && strcmp(end, "bit/s") && strcmp(end, "b"))
+        return false;
+    double b = v * (double)mul;
+    if (b < 1 || b > 1e15)
+        return false;
+    *bps = (uint64_t)b;
+    return true;
+}
+
+static int parse_opts(int argc, char **argv, struct replay_opts *o)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, 0, 'j'},
+        {"timeline", required_argument, 0, 't'},
+        {"interval", required_argument, 0, 'i'},
+        {"link-speed", required_argument, 0, 'l'},
+        {"top", required_argument, 0, 'n'},
+        {"rocev2-port", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        unsigned long v;
+        switch (c) {
+        case 'j':
+            o->json = true;
+            break;
+        case 't':
+            o->timeline = optarg;
+            break;
+        case 'i':
+            if (!parse_duration(optarg, &o->interval_ns)) {
+                fprintf(stderr, "rdmasim replay: --interval: '%s' is not a duration (e.g. 100us, 1ms)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'l':
+            if (!parse_speed(optarg, &o->link_bps)) {
+                fprintf(stderr, "rdmasim replay: --link-speed: '%s' is not a link speed (e.g. 100Gbps, 25G)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'n':
+        case 'p':
+            errno = 0;
+            v = strtoul(optarg, &end, 10);
+            if (errno || *end || !*optarg || *optarg == '-' || (c == 'p' && (v == 0 || v > 65535)) || v > 1000000) {
+                fprintf(stderr, "rdmasim replay: --%s: '%s' is not %s\n", c == 'p' ? "rocev2-port" : "top", optarg,
+                        c == 'p' ? "a port number (1-65535)" : "a row count (0-1000000)");
+                return EXIT_USAGE;
+            }
+            if (c == 'p')
+                o->cfg.rocev2_port = (uint16_t)v;
+            else
+                o->top = (uint32_t)v;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "rdmasim replay: no capture file given\n");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (argc - optind > 1) {
+        fprintf(stderr, "rdmasim replay: one capture file at a time\n");
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+static void read_capture(struct replay *r, struct capture *cap)
+{
+    struct rdma_pkt pkt;
+    struct capture_frame fr;
+    int rc;
+    uint64_t t0 = 0;
+    r->linktype = cap->linktype;
+    while ((rc = capture_next(cap, &fr)) == 1) {
+        uint64_t t = fr.sec * 1000000000u + fr.nsec;
+        if (!r->have_t0) {
+            r->have_t0 = true;
+            t0 = t;
+            r->t0_sec = fr.sec;
+            r->t0_nsec = fr.nsec;
+        }
+        r->frame++;
+        r->t = t > t0 ? t - t0 : 0;
+        if (r->t > r->t_last)
+            r->t_last = r->t;
+        enum rdma_status st = rdma_decode(&r->opts->cfg, (unsigned)r->linktype, fr.data, fr.caplen, fr.len, &pkt);
+        replay_frame(r, &pkt, st);
+        if (r->oom)
+            return;
+    }
+    if (rc < 0) {
+        r->damaged = true;
+        fprintf(stderr, "rdmasim replay: %s: frame %" PRIu64 ": %s\n", r->path, r->frame + 1, cap->error);
+    }
+}
+
+static void replay_free(struct replay *r)
+{
+    flow_table_free(&r->flows);
+    anomalies_free(&r->anomalies);
+    conns_free(&r->conns);
+    pfc_free(&r->pfc);
+    free(r->slow.v);
+    free(r->tl_active);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP};
+    rdma_decode_config_init(&opts.cfg);
+    int rc = parse_opts(argc, argv, &opts);
+    if (rc >= 0)
+        return rc;
+    struct replay r = {.opts = &opts, .path = argv[optind], .out = stdout};
+    char errbuf[PCAP_ERRBUF_SIZE];
+    struct capture cap;
+    if (!capture_open(&cap, r.path, errbuf, sizeof errbuf)) {
+        fprintf(stderr, "rdmasim replay: %s: %s\n", r.path, errbuf);
+        return EXIT_USAGE;
+    }
+    if (!rdma_linktype_supported((unsigned)cap.linktype)) {
+        const char *name = pcap_datalink_val_to_name(cap.linktype);
+        fprintf(stderr,
+                "rdmasim replay: %s: link type %d (%s) is not supported; supported are "
+                "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
+                r.path, cap.linktype, name ? name : "unknown");
+        capture_close(&cap);
+        return EXIT_USAGE;
+    }
+    if (opts.timeline && !(r.timeline = fopen(opts.timeline, "w"))) {
+        fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
+        capture_close(&cap);
+        return EXIT_USAGE;
+    }
+    static char outbuf[OUT_BUFFER];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    if (r.timeline)
+        timeline_header(&r);
+    if (opts.json)
+        report_json_begin(&r);
+    read_capture(&r, &cap);
+    capture_close(&cap);
+    rc = EXIT_OK;
+    if (r.oom) {
+        fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path, r.frame);
+        rc = EXIT_USAGE;
+    } else {
+        if (r.damaged)
+            rc = EXIT_USAGE;
+        timeline_flush(&r);
+        pfc_finish(&r);
+        replay_finish_flows(&r);
+        if (opts.json)
+            report_json_end(&r);
+        else
+            report_text(&r);
+    }
+    if (r.timeline && fclose(r.timeline)) {
+        fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
+        rc = EXIT_USAGE;
+    }
+    if (fflush(stdout)) {
+        fprintf(stderr, "rdmasim replay: writing the report: %s\n", strerror(errno));
+        rc = EXIT_USAGE;
+    }
+    replay_free(&r);
+    return rc;
+}

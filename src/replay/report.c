@@ -1,0 +1,165 @@
+/* report.c - what both reports show, in the order they show it:
+ * conversations (trouble first, then volume) and anomalies (most severe
+ * first, then most frequent). */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static uint64_t kind_total(const struct chan *c, uint64_t *failed)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < NKINDS; k++) {
+        n += c->ks[k].count;
+        *failed += c->ks[k].failed;
+    }
+    return n;
+}
+
+static int conv_order(const void *pa, const void *pb)
+{
+    const struct conv_view *a = pa, *b = pb;
+    if (a->serious != b->serious)
+        return a->serious > b->serious ? -1 : 1;
+    if (a->goodput != b->goodput)
+        return a->goodput > b->goodput ? -1 : 1;
+    if (a->packets != b->packets)
+        return a->packets > b->packets ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+struct conv_view *conv_views(const struct replay *r, uint32_t *count)
+{
+    const struct flow_table *t = &r->flows;
+    uint32_t n = 0;
+    struct conv_view *v = calloc(t->n ? t->n : 1, sizeof *v);
+    uint32_t *slot = calloc(t->n ? t->n : 1, sizeof *slot);
+    if (!v || !slot) {
+        free(v);
+        free(slot);
+        *count = 0;
+        return NULL;
+    }
+    for (uint32_t i = 0; i < t->n; i++) {
+        struct flow *f = flow_at(t, i);
+        struct flow *p = f->peer >= 0 ? flow_at(t, (uint32_t)f->peer) : NULL;
+        if (p && p->id < f->id)
+            continue;
+        struct conv_view *c = &v[n];
+        c->x = f;
+        c->y = p;
+        c->id = f->id;
+        slot[i] = n + 1;
+        if (p)
+            slot[p->id - 1] = n + 1;
+        n++;
+        for (int s = 0; s < 2; s++) {
+            struct flow *g = s ? p : f;
+            if (!g)
+                continue;
+            c->packets += g->packets;
+            c->goodput += g->goodput_bytes;
+            c->messages += kind_total(&g->ch, &c->failed);
+            if (g->packets && (!c->first_t_set || g->first_t < c->first_t)) {
+                c->first_t = g->first_t;
+                c->first_t_set = true;
+            }
+            if (g->last_t > c->last_t)
+                c->last_t = g->last_t;
+        }
+    }
+    for (uint32_t i = 0; i < r->anomalies.n; i++) {
+        const struct anomaly *a = &r->anomalies.v[i];
+        if (a->flow < 0 || !slot[a->flow])
+            continue;
+        struct conv_view *c = &v[slot[a->flow] - 1];
+        c->anomalies += a->count;
+        if (anomaly_severity(a->kind) <= 2)
+            c->serious += a->count;
+    }
+    free(slot);
+    qsort(v, n, sizeof *v, conv_order);
+    *count = n;
+    return v;
+}
+
+/* The two ends of a conversation: x runs from end a to end b. */
+void conv_ends(const struct conv_view *c, struct conv_end *a, struct conv_end *b)
+{
+    addr_format(&c->x->key, false, a->addr, sizeof a->addr);
+    addr_format(&c->x->key, true, b->addr, sizeof b->addr);
+    b->qpn = flow_key_qpn(&c->x->key);
+    b->qpn_known = true;
+    a->qpn = c->y ? flow_key_qpn(&c->y->key) : c->x->src_qpn;
+    a->qpn_known = c->y || c->x->src_qpn_known;
+}
+
+static int anom_order(const void *pa, const void *pb, void *ctx)
+{
+    const struct anomalies *all = ctx;
+    const struct anomaly *a = &all->v[*(const uint32_t *)pa], *b = &all->v[*(const uint32_t *)pb];
+    unsigned sa = anomaly_severity(a->kind), sb = anomaly_severity(b->kind);
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->first_frame != b->first_frame)
+        return a->first_frame < b->first_frame ? -1 : 1;
+    return a->code < b->code ? -1 : a->code > b->code;
+}
+
+uint32_t *anomaly_order(const struct replay *r)
+{
+    const struct anomalies *a = &r->anomalies;
+    uint32_t *idx = malloc((a->n ? a->n : 1) * sizeof *idx);
+    if (!idx)
+        return NULL;
+    for (uint32_t i = 0; i < a->n; i++)
+        idx[i] = i;
+    qsort_r(idx, a->n, sizeof *idx, anom_order, (void *)a);
+    return idx;
+}
+
+/* What the code of an anomaly means, for its kind. */
+void anomaly_code_text(const struct anomaly *a, char *buf, size_t cap)
+{
+    const char *s;
+    buf[0] = 0;
+    switch (a->kind) {
+    case ANOM_NAK:
+        s = rdma_nak_code_name(a->code);
+        snprintf(buf, cap, "%s", s ? s : "reserved NAK code");
+        break;
+    case ANOM_RNR_NAK:
+        snprintf(buf, cap, "timer %u", a->code);
+        break;
+    case ANOM_GO_BACK_N:
+        snprintf(buf, cap, "%s", gbn_trigger_name(a->code));
+        break;
+    case ANOM_PSN_GAP:
+        snprintf(buf, cap, "%s", a->code ? "READ responses" : "requests");
+        break;
+    case ANOM_DUPLICATE:
+        snprintf(buf, cap, "%s", a->code ? "answer to a retransmission" : "exact copy");
+        break;
+    case ANOM_MISSING_ACK:
+        snprintf(buf, cap, "%s", a->code ? "request packets missing" : "no response");
+        break;
+    case ANOM_BAD_FRAME:
+    case ANOM_BAD_ICRC:
+        snprintf(buf, cap, "%s", rdma_status_name((enum rdma_status)a->code));
+        break;
+    case ANOM_PFC_PAUSE:
+        if (a->code < 8)
+            snprintf(buf, cap, "priority %u", a->code);
+        else
+            snprintf(buf, cap, "802.3x PAUSE (all priorities)");
+        break;
+    case ANOM_CM_REJ:
+        snprintf(buf, cap, "reason %u", a->code);
+        break;
+    }
+}

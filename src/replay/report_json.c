@@ -1,0 +1,294 @@
+/* report_json.c - the analysis as one JSON document.
+ *
+ * Messages are written as they complete, so the document opens with them
+ * and the sections that need the whole capture follow. Counts and times are
+ * integers (times in ns since the first frame, small enough for jq's
+ * doubles); addresses, keys and the capture start are strings, since they
+ * can exceed 2^53.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "report.h"
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(o, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(o, "\\u%04x", ch);
+        else
+            fputc(ch, o);
+    }
+    fputc('"', o);
+}
+
+void report_json_begin(struct replay *r)
+{
+    FILE *o = r->out;
+    fputs("{\"file\":", o);
+    json_str(o, r->path);
+    fputs(",\"messages\":[", o);
+}
+
+static void endpoint_addr(FILE *o, const struct flow_key *k, bool dst)
+{
+    char a[48];
+    addr_format(k, dst, a, sizeof a);
+    json_str(o, a);
+}
+
+void report_json_message(struct replay *r, const struct flow *f, const struct msg *m)
+{
+    FILE *o = r->out;
+    fputs(r->first_message_out ? ",\n" : "\n", o);
+    r->first_message_out = true;
+    fprintf(o, "{\"flow\":%" PRIu32 ",\"conversation\":%" PRIu32 ",\"kind\":\"%s\",\"requester\":", f->id,
+            conv_id(r, f), kind_name(m->kind));
+    endpoint_addr(o, &f->key, false);
+    fputs(",\"responder\":", o);
+    endpoint_addr(o, &f->key, true);
+    fprintf(o,
+            ",\"responder_qpn\":%" PRIu32 ",\"psn\":%" PRIu32 ",\"psn_count\":%" PRIu32 ",\"first_frame\":%" PRIu64
+            ",\"last_request_frame\":%" PRIu64,
+            flow_key_qpn(&f->key), m->psn, m->npsn, m->f_first, m->f_req_last);
+    if (m->has_latency)
+        fprintf(o, ",\"completion_frame\":%" PRIu64 ",\"latency_ns\":%" PRIu64, m->f_done, m->t_done - m->t_first);
+    else
+        fputs(",\"completion_frame\":null,\"latency_ns\":null", o);
+    fprintf(o,
+            ",\"start_ns\":%" PRIu64 ",\"request_packets\":%" PRIu32 ",\"response_packets\":%" PRIu32
+            ",\"retransmitted_packets\":%" PRIu32 ",\"bytes\":%" PRIu64,
+            m->t_first, m->req_packets, m->resp_packets, m->retransmits, m->bytes);
+    if (m->has_reth)
+        fprintf(o, ",\"remote_address\":\"0x%016" PRIx64 "\",\"rkey\":\"0x%08" PRIx32 "\",\"dma_length\":%" PRIu32,
+                m->va, m->rkey, m->dmalen);
+    if (m->has_imm)
+        fprintf(o, ",\"immediate\":\"0x%08" PRIx32 "\"", m->imm);
+    if (m->has_ieth)
+        fprintf(o, ",\"invalidate_rkey\":\"0x%08" PRIx32 "\"", m->rkey);
+    fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", msg_status_name(m));
+}
+
+static void kind_stats(FILE *o, const struct kind_stats *ks, const char *requester, bool *first)
+{
+    for (unsigned k = 0; k < NKINDS; k++) {
+        const struct kind_stats *s = &ks[k];
+        if (!s->count)
+            continue;
+        fprintf(o, "%s{\"kind\":\"%s\",", *first ? "" : ",", kind_name(k));
+        *first = false;
+        if (requester)
+            fprintf(o, "\"requester\":\"%s\",", requester);
+        fprintf(o, "\"count\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"packets\":%" PRIu64,
+                s->count, s->failed, s->bytes, s->packets);
+        if (s->lat_n)
+            fprintf(o, ",\"latency_ns\":{\"count\":%" PRIu64 ",\"min\":%" PRIu64 ",\"avg\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+                    s->lat_n, s->lat_min, s->lat_sum / s->lat_n, s->lat_max);
+        else
+            fputs(",\"latency_ns\":null", o);
+        fputc('}', o);
+    }
+}
+
+static void flow_json(FILE *o, const struct flow *f, const char *from, const char *to)
+{
+    fprintf(o,
+            "{\"id\":%" PRIu32 ",\"from\":\"%s\",\"to\":\"%s\",\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
+            ",\"goodput_bytes\":%" PRIu64 ",\"first_frame\":%" PRIu64 ",\"last_frame\":%" PRIu64
+            ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"cnp\":%" PRIu64,
+            f->id, from, to, f->packets, f->wire_bytes, f->goodput_bytes, f->first_frame, f->last_frame, f->first_t,
+            f->last_t, f->ch.requests, f->cnp);
+    if (f->cnp > 1)
+        fprintf(o, ",\"cnp_min_gap_ns\":%" PRIu64, f->cnp_min_gap);
+    fprintf(o,
+            ",\"ecn_ce\":%" PRIu64 ",\"fecn\":%" PRIu64 ",\"bad_icrc\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
+            ",\"duplicate_packets\":%" PRIu64 ",\"unmatched_responses\":%" PRIu64 ",\"outstanding_at_end\":%" PRIu32
+            ",\"path_mtu\":%" PRIu32 "}",
+            f->ecn_ce, f->fecn, f->bad_icrc, f->retransmits, f->duplicates, f->unmatched, f->ch.n, f->ch.mtu);
+}
+
+static void conversations(struct replay *r, const struct conv_view *v, uint32_t n)
+{
+    FILE *o = r->out;
+    fputs(",\"conversations\":[", o);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct conv_view *c = &v[i];
+        struct conv_end a, b;
+        conv_ends(c, &a, &b);
+        uint64_t dur = c->last_t - c->first_t;
+        fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"pairing\":\"%s\",\"transport\":\"%s\",\"protocol\":\"%s\",\"a\":{\"address\":",
+                i ? "," : "", c->id, pairing_name(c->x->pairing), rdma_transport_name(c->x->transport),
+                rdma_proto_name((enum rdma_proto)c->x->proto));
+        json_str(o, a.addr);
+        if (a.qpn_known)
+            fprintf(o, ",\"qpn\":%" PRIu32 "},\"b\":{\"address\":", a.qpn);
+        else
+            fputs(",\"qpn\":null},\"b\":{\"address\":", o);
+        json_str(o, b.addr);
+        fprintf(o, ",\"qpn\":%" PRIu32 "},\"connection\":", b.qpn);
+        if (c->x->conn >= 0)
+            fprintf(o, "%" PRId32, c->x->conn + 1);
+        else
+            fputs("null", o);
+        fprintf(o,
+                ",\"packets\":%" PRIu64 ",\"goodput_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+                ",\"goodput_bps\":%" PRIu64 ",\"packets_per_s\":%" PRIu64 ",\"messages\":%" PRIu64
+                ",\"messages_failed\":%" PRIu64 ",\"anomalies\":%" PRIu64 ",\"flows\":[",
+                c->packets, c->goodput, dur, rate_per_s(c->goodput * 8, dur), rate_per_s(c->packets, dur), c->messages,
+                c->failed, c->anomalies);
+        flow_json(o, c->x, "a", "b");
+        if (c->y) {
+            fputc(',', o);
+            flow_json(o, c->y, "b", "a");
+        }
+        fputs("],\"message_kinds\":[", o);
+        bool first = true;
+        kind_stats(o, c->x->ch.ks, "a", &first);
+        if (c->y)
+            kind_stats(o, c->y->ch.ks, "b", &first);
+        fputs("]}", o);
+    }
+    fputs("]", o);
+}
+
+static void connections(struct replay *r)
+{
+    FILE *o = r->out;
+    fputs(",\"connections\":[", o);
+    for (uint32_t i = 0; i < r->conns.n; i++) {
+        const struct conn *c = &r->conns.v[i];
+        char a[48], p[48];
+        addr_format(&c->active_to_passive, false, a, sizeof a);
+        addr_format(&c->active_to_passive, true, p, sizeof p);
+        fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"active\":", i ? "," : "", i + 1);
+        json_str(o, a);
+        fprintf(o, ",\"active_qpn\":%" PRIu32 ",\"passive\":", c->active_qpn);
+        json_str(o, p);
+        if (c->have_rep)
+            fprintf(o, ",\"passive_qpn\":%" PRIu32 ",\"active_start_psn\":%" PRIu32, c->passive_qpn, c->active_psn);
+        else
+            fputs(",\"passive_qpn\":null,\"active_start_psn\":null", o);
+        fprintf(o, ",\"passive_start_psn\":%" PRIu32 ",\"path_mtu\":%" PRIu32, c->passive_psn, c->mtu);
+        const uint64_t fr[] = {c->f_req, c->f_rep, c->f_rtu, c->f_dreq, c->f_drep, c->f_rej};
+        static const char *const names[] = {"req", "rep", "rtu", "dreq", "drep", "rej"};
+        fputs(",\"frames\":{", o);
+        for (int k = 0; k < 6; k++) {
+            fprintf(o, "%s\"%s\":", k ? "," : "", names[k]);
+            if (fr[k])
+                fprintf(o, "%" PRIu64, fr[k]);
+            else
+                fputs("null", o);
+        }
+        fputc('}', o);
+        if (c->f_rtu)
+            fprintf(o, ",\"setup_ns\":%" PRIu64, c->t_rtu - c->t_req);
+        if (c->f_rej)
+            fprintf(o, ",\"reject_reason\":%u", c->rej_reason);
+        fputc('}', o);
+    }
+    fputs("]", o);
+}
+
+static void anomalies(struct replay *r)
+{
+    FILE *o = r->out;
+    uint32_t *idx = anomaly_order(r);
+    fputs(",\"anomalies\":[", o);
+    for (uint32_t i = 0; idx && i < r->anomalies.n; i++) {
+        const struct anomaly *a = &r->anomalies.v[idx[i]];
+        char code[64];
+        anomaly_code_text(a, code, sizeof code);
+        fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", anomaly_name(a->kind), a->code);
+        json_str(o, code);
+        if (a->flow >= 0) {
+            const struct flow *f = flow_at(&r->flows, (uint32_t)a->flow);
+            fprintf(o, ",\"conversation\":%" PRIu32 ",\"flow\":%" PRIu32, conv_id(r, f), f->id);
+        }
+        fprintf(o,
+                ",\"count\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"first_frame\":%" PRIu64 ",\"last_frame\":%" PRIu64
+                ",\"value_sum\":%" PRIu64 ",\"value_min\":%" PRIu64 ",\"value_max\":%" PRIu64 ",\"events\":[",
+                a->count, a->packets, a->first_frame, a->last_frame, a->value_sum, a->value_min, a->value_max);
+        for (uint32_t e = 0; e < a->nsamples; e++) {
+            const struct anom_event *ev = &a->ev[e];
+            fprintf(o, "%s{\"frames\":[", e ? "," : "");
+            for (int k = 0, n = 0; k < 3; k++)
+                if (ev->frame[k] && (!k || ev->frame[k] != ev->frame[k - 1]))
+                    fprintf(o, "%s%" PRIu64, n++ ? "," : "", ev->frame[k]);
+            fprintf(o, "],\"t_ns\":%" PRIu64 ",\"psn\":%" PRIu32 ",\"psn_end\":%" PRIu32 ",\"value\":%" PRIu64, ev->t,
+                    ev->psn, ev->psn_end, ev->value);
+            if (ev->text) {
+                fputs(",\"text\":", o);
+                json_str(o, ev->text);
+            }
+            fputc('}', o);
+        }
+        fputs("]}", o);
+    }
+    fputs("],\"anomaly_totals\":{", o);
+    for (unsigned k = 0; k < ANOM_COUNT; k++)
+        fprintf(o, "%s\"%s\":%" PRIu64, k ? "," : "", anomaly_name(k), r->anomalies.per_kind[k]);
+    fputc('}', o);
+    free(idx);
+}
+
+static void pfc(struct replay *r)
+{
+    FILE *o = r->out;
+    fputs(",\"pfc\":[", o);
+    for (uint32_t i = 0; i < r->pfc.n; i++) {
+        const struct pfc_prio *e = &r->pfc.v[i];
+        fprintf(o, "%s\n{\"source\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"priority\":", i ? "," : "", e->mac[0],
+                e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5]);
+        if (e->prio < 8)
+            fprintf(o, "%u", e->prio);
+        else
+            fputs("\"all\"", o);
+        fprintf(o,
+                ",\"frames\":%" PRIu64 ",\"resume_frames\":%" PRIu64 ",\"quanta\":%" PRIu64 ",\"requested_ns\":%" PRIu64
+                ",\"paused_ns\":%" PRIu64 ",\"longest_pause_ns\":%" PRIu64 ",\"first_frame\":%" PRIu64
+                ",\"last_frame\":%" PRIu64 "}",
+                e->frames, e->xon, e->quanta, e->requested_ns, e->paused_ns, e->longest_ns, e->first_frame,
+                e->last_frame);
+    }
+    fputs("]", o);
+}
+
+void report_json_end(struct replay *r)
+{
+    FILE *o = r->out;
+    uint32_t n = 0;
+    struct conv_view *v = conv_views(r, &n);
+    if (!v)
+        r->oom = true;
+    fprintf(o,
+            "],\n\"capture_start\":\"%" PRIu64 ".%09" PRIu64 "\",\"link_speed_bps\":%" PRIu64
+            ",\"interval_ns\":%" PRIu64 ",\"summary\":{\"frames\":%" PRIu64 ",\"rdma_frames\":%" PRIu64
+            ",\"other_frames\":%" PRIu64 ",\"bad_frames\":%" PRIu64 ",\"snapped_frames\":%" PRIu64
+            ",\"wire_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"conversations\":%" PRIu32 ",\"flows\":%" PRIu32
+            ",\"messages\":%" PRIu64 ",\"messages_failed\":%" PRIu64 ",\"cm_messages\":%" PRIu64
+            ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s}",
+            r->t0_sec, r->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->frames, r->rdma_frames,
+            r->other_frames, r->bad_frames, r->snapped_frames, r->wire_bytes, r->t_last, n, r->flows.n,
+            r->messages_done, r->messages_failed, r->cm_messages, r->mgmt_frames, r->conns.n,
+            r->damaged ? "true" : "false");
+    fputs(",\"message_kinds\":[", o);
+    struct kind_stats all[NKINDS] = {0};
+    for (uint32_t i = 0; i < r->flows.n; i++) {
+        const struct kind_stats *ks = flow_at(&r->flows, i)->ch.ks;
+        for (unsigned k = 0; k < NKINDS; k++)
+            kind_stats_merge(&all[k], &ks[k]);
+    }
+    bool first = true;
+    kind_stats(o, all, NULL, &first);
+    fputs("]", o);
+    connections(r);
+    conversations(r, v, n);
+    anomalies(r);
+    pfc(r);
+    fputs("}\n", o);
+    free(v);
+}
