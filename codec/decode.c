@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "checksum.h"
 #include "cursor.h"
 #include "fields.h"
 
@@ -200,16 +201,6 @@ static enum rdma_status decode_rocev1(const struct rdma_decode_config *cfg, stru
     return (enum rdma_status)pkt->status;
 }
 
-static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
-{
-    uint32_t sum = 0;
-    for (size_t i = 0; i + 1 < len; i += 2)
-        sum += get_be16(h + i);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
-}
-
 static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct cursor *c,
                                    struct rdma_pkt *pkt, size_t l3_at, size_t l3_end)
 {
@@ -245,7 +236,7 @@ static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct
     pkt->ip_options = take(c, pkt->ip_options_len);
     if (!pkt->ip_options)
         return truncated(pkt, "IPv4 options");
-    pkt->ip_checksum_ok = ipv4_checksum(h, hlen) == 0;
+    pkt->ip_checksum_ok = csum_fold(csum_add(h, hlen, 0)) == 0;
     if (!pkt->ip_checksum_ok)
         fail(pkt, RDMA_BAD_CHECKSUM, "IPv4 header checksum");
     size_t end = at + pkt->ip.len;

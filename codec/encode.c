@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "checksum.h"
 #include "fields.h"
 #include "rdma_codec.h"
 
@@ -44,22 +45,6 @@ static uint8_t *reserve(struct writer *w, size_t n)
 }
 
 #define PUT_HEADER(w, LIST, BIT, h) ENCODE_FIELDS(LIST, (h), reserve((w), RDMA_HDR_SIZE_##BIT))
-
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-    for (size_t i = 0; i + 1 < len; i += 2)
-        sum += get_be16(p + i);
-    if (len & 1)
-        sum += (uint32_t)p[len - 1] << 8;
-    return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
-}
 
 /* Innermost EtherType implied by what follows the link layer. */
 static uint16_t l3_ethertype(const struct rdma_pkt *pkt)
@@ -231,7 +216,7 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     if (v4) {
         put_be16(l3 + 2, (uint16_t)(end - l3_at));
         put_be16(l3 + 10, 0);
-        put_be16(l3 + 10, fold(sum16(l3, l3_len, 0)));
+        put_be16(l3 + 10, csum_fold(csum_add(l3, l3_len, 0)));
     } else {
         put_be16(l3 + 4, (uint16_t)(end - udp_at));
     }
@@ -244,11 +229,11 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     if (pkt->udp.checksum) {
         uint32_t sum = 0;
         if (v4)
-            sum = sum16(l3 + 12, 8, 0);
+            sum = csum_add(l3 + 12, 8, 0);
         else
-            sum = sum16(l3 + 8, 32, 0);
+            sum = csum_add(l3 + 8, 32, 0);
         sum += IP_PROTO_UDP + (uint32_t)(end - udp_at);
-        uint16_t c = fold(sum16(udp, end - udp_at, sum));
+        uint16_t c = csum_fold(csum_add(udp, end - udp_at, sum));
         put_be16(udp + 6, c ? c : 0xffff);
     }
     return RDMA_OK;

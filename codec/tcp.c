@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "checksum.h"
 #include "cursor.h"
 #include "fields.h"
 #include "rdma_iwarp.h"
@@ -70,22 +71,6 @@ bool rdma_tcp_decode(const struct rdma_pkt *pkt, const uint8_t *frame, struct rd
     return true;
 }
 
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-    for (size_t i = 0; i + 1 < len; i += 2)
-        sum += get_be16(p + i);
-    if (len & 1)
-        sum += (uint32_t)p[len - 1] << 8;
-    return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
-}
-
 enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp,
                                  const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
                                  size_t *out_len)
@@ -115,15 +100,15 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
         ip.len = (uint16_t)(l3_len + TCP_HDR_LEN + len);
         ip.checksum = 0;
         ENCODE_FIELDS(RDMA_IP_FIELDS, &ip, l3p);
-        put_be16(l3p + 10, fold(sum16(l3p, l3_len, 0)));
-        pseudo = sum16(l3p + 12, 8, 0);
+        put_be16(l3p + 10, csum_fold(csum_add(l3p, l3_len, 0)));
+        pseudo = csum_add(l3p + 12, 8, 0);
     } else {
         struct rdma_ipv6 ip6 = pkt->ipv6;
         ip6.version = 6;
         ip6.nxt = RDMA_IP_PROTO_TCP;
         ip6.plen = (uint16_t)(TCP_HDR_LEN + len);
         ENCODE_FIELDS(RDMA_IPV6_FIELDS, &ip6, l3p);
-        pseudo = sum16(l3p + 8, 32, 0);
+        pseudo = csum_add(l3p + 8, 32, 0);
     }
     struct rdma_tcp t = *tcp;
     t.doff = TCP_HDR_LEN / 4;
@@ -133,7 +118,7 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
     if (len)
         memcpy(l4p + TCP_HDR_LEN, payload, len);
     pseudo += RDMA_IP_PROTO_TCP + (uint32_t)(TCP_HDR_LEN + len);
-    put_be16(l4p + 16, fold(sum16(l4p, TCP_HDR_LEN + len, pseudo)));
+    put_be16(l4p + 16, csum_fold(csum_add(l4p, TCP_HDR_LEN + len, pseudo)));
     memset(out + n, 0, total - n);
     *out_len = total;
     return RDMA_OK;
