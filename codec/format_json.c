@@ -4,16 +4,82 @@
  * header without the protocol prefix (bth.psn is infiniband.bth.psn), and
  * come from the same field lists as the decoder. A few derived members
  * follow the fields (opcode_name, AETH kind and NAK name, CM message name).
+ *
+ * decode --json prints some fifty members a frame, so the appends here are
+ * inlined and write in place: member names are literals whose length is
+ * known when compiling, and where the buffer has room for the longest
+ * possible text a member is written after one bounds check. Near the end of
+ * the buffer the checked appends of out.h write the same bytes.
  */
 #include <arpa/inet.h>
 
 #include "out.h"
 #include "rdma_codec.h"
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* out_mem for a literal: the copy becomes a store or two. */
+static ALWAYS_INLINE void out_lit_(struct out *o, const char *s, size_t n)
+{
+    if (o->full || n > o->cap - o->len) {
+        o->full = true;
+        return;
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+#define out_lit(o, s) out_lit_((o), "" s, sizeof(s) - 1)
+#define key(o, name) out_lit((o), "\"" name "\":")
+
+/* Where n bytes can be written directly, or NULL. */
+static ALWAYS_INLINE char *room(struct out *o, size_t n)
+{
+    return !o->full && o->cap - o->len >= n ? o->buf + o->len : NULL;
+}
+
+/* Decimal digits of v at p; returns how many. */
+static size_t put_digits_long(char *p, uint64_t v)
+{
+    size_t n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    for (size_t i = n; i-- > 0; v /= 10)
+        p[i] = (char)('0' + v % 10);
+    return n;
+}
+
+/* Most header fields are flags and small numbers: one and two digits are
+ * written inline, longer numbers by a call. */
+static ALWAYS_INLINE size_t put_digits(char *p, uint64_t v)
+{
+    if (v < 10) {
+        p[0] = (char)('0' + v);
+        return 1;
+    }
+    if (v < 100) {
+        p[0] = (char)('0' + v / 10);
+        p[1] = (char)('0' + v % 10);
+        return 2;
+    }
+    return put_digits_long(p, v);
+}
+
+#define HEX_DIGITS "0123456789abcdef"
+
 void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
 {
+    char *q = room(o, 4 * len + 2); /* the longest of the forms below */
     switch (kind) {
     case RDMA_ARRAY_MAC:
+        if (q) {
+            for (size_t i = 0; i < len; i++) {
+                if (i)
+                    *q++ = ':';
+                *q++ = HEX_DIGITS[p[i] >> 4];
+                *q++ = HEX_DIGITS[p[i] & 15];
+            }
+            break;
+        }
         for (size_t i = 0; i < len; i++) {
             if (i)
                 out_chr(o, ':');
@@ -21,6 +87,14 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
         }
         return;
     case RDMA_ARRAY_IPV4:
+        if (q) {
+            for (size_t i = 0; i < len; i++) {
+                if (i)
+                    *q++ = '.';
+                q += put_digits(q, p[i]);
+            }
+            break;
+        }
         for (size_t i = 0; i < len; i++) {
             if (i)
                 out_chr(o, '.');
@@ -33,42 +107,58 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
         return;
     }
     default:
-        out_str(o, "0x");
+        out_lit(o, "0x");
         for (size_t i = 0; i < len; i++)
             out_hex(o, p[i], 2);
+        return;
     }
+    o->len = (size_t)(q - o->buf);
 }
 
-static void key(struct out *o, const char *name)
+/* Near the end of the buffer: the checked appends, kept out of line. */
+static __attribute__((noinline, cold)) void member_u64_checked(struct out *o, const char *key,
+                                                               size_t key_len, uint64_t v)
 {
-    out_chr(o, '"');
-    out_str(o, name);
-    out_str(o, "\":");
-}
-
-static void member_u64(struct out *o, const char *name, uint64_t v)
-{
-    key(o, name);
+    out_mem(o, key, key_len);
     out_u64(o, v);
     out_chr(o, ',');
 }
 
-static void member_str(struct out *o, const char *name, const char *s)
+#define U64_ROOM 21 /* 20 digits and a comma */
+static ALWAYS_INLINE void member_u64_(struct out *o, const char *key, size_t key_len, uint64_t v)
 {
-    key(o, name);
-    out_chr(o, '"');
-    out_str(o, s);
-    out_str(o, "\",");
+    char *p = room(o, key_len + U64_ROOM);
+    if (!p) {
+        member_u64_checked(o, key, key_len, v);
+        return;
+    }
+    memcpy(p, key, key_len);
+    p += key_len;
+    p += put_digits(p, v);
+    *p++ = ',';
+    o->len = (size_t)(p - o->buf);
 }
+#define member_u64(o, name, v)                                                 \
+    member_u64_((o), "\"" name "\":", sizeof("\"" name "\":") - 1, (v))
 
-static void member_bool(struct out *o, const char *name, bool b)
-{
-    key(o, name);
-    out_str(o, b ? "true," : "false,");
-}
+#define member_str(o, name, s)                                                 \
+    do {                                                                       \
+        out_lit((o), "\"" name "\":\"");                                       \
+        out_str((o), (s));                                                     \
+        out_lit((o), "\",");                                                   \
+    } while (0)
+
+#define member_bool(o, name, b)                                                \
+    do {                                                                       \
+        key(o, name);                                                          \
+        if (b)                                                                 \
+            out_lit((o), "true,");                                             \
+        else                                                                   \
+            out_lit((o), "false,");                                            \
+    } while (0)
 
 /* Members end with a comma; closing an object or the member list drops it. */
-static void close_with(struct out *o, char c)
+static ALWAYS_INLINE void close_with(struct out *o, char c)
 {
     if (!o->full && o->len && o->buf[o->len - 1] == ',')
         o->len--;
@@ -78,10 +168,9 @@ static void close_with(struct out *o, char c)
 
 #define JSON_FIELD_(name, type, byte, shift, width) member_u64(o, #name, h__->name);
 #define JSON_ARRAY_(name, byte, len, kind)                                     \
-    key(o, #name);                                                             \
-    out_chr(o, '"');                                                           \
+    out_lit(o, "\"" #name "\":\"");                                            \
     rdma__out_array(o, h__->name, len, kind);                                  \
-    out_str(o, "\",");
+    out_lit(o, "\",");
 #define JSON_FIELDS(LIST, h)                                                   \
     do {                                                                       \
         __typeof__(h) h__ = (h);                                               \
@@ -90,8 +179,7 @@ static void close_with(struct out *o, char c)
 
 #define JSON_HEADER(o, name, LIST, h)                                          \
     do {                                                                       \
-        key(o, name);                                                          \
-        out_chr(o, '{');                                                       \
+        out_lit(o, "\"" name "\":{");                                          \
         JSON_FIELDS(LIST, h);                                                  \
         close_with(o, '}');                                                    \
     } while (0)
@@ -161,17 +249,16 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
             out_chr(o, ',');
         out_u64(o, pfc->pause_time[i]);
     }
-    out_str(o, "]");
+    out_lit(o, "]");
     close_with(o, '}');
 }
 
-static void json_crc(struct out *o, const char *name, const struct rdma_crc *crc)
+static void json_crc(struct out *o, const struct rdma_crc *crc)
 {
-    key(o, name);
-    out_str(o, "{\"value\":");
-    out_u64(o, crc->value);
-    out_str(o, ",\"ok\":");
-    out_str(o, crc->ok ? "true}," : "false},");
+    out_chr(o, '{');
+    member_u64(o, "value", crc->value);
+    member_bool(o, "ok", crc->ok);
+    close_with(o, '}');
 }
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
@@ -180,10 +267,10 @@ static void json_error(struct out *o, const struct rdma_pkt *pkt)
     out_chr(o, '"');
     out_str(o, rdma_status_name((enum rdma_status)pkt->status));
     if (pkt->reason && pkt->status != RDMA_TRUNCATED) {
-        out_str(o, ": ");
+        out_lit(o, ": ");
         out_str(o, pkt->reason);
     }
-    out_str(o, "\",");
+    out_lit(o, "\",");
     if (pkt->reason && pkt->status == RDMA_TRUNCATED)
         member_str(o, "truncated_in", pkt->reason);
 }
@@ -259,10 +346,14 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         json_cm(o, &pkt->cm);
     if (has & RDMA_HDR_BTH)
         member_u64(o, "payload_len", pkt->payload_len);
-    if (pkt->icrc.present)
-        json_crc(o, "icrc", &pkt->icrc);
-    if (pkt->vcrc.present)
-        json_crc(o, "vcrc", &pkt->vcrc);
+    if (pkt->icrc.present) {
+        key(o, "icrc");
+        json_crc(o, &pkt->icrc);
+    }
+    if (pkt->vcrc.present) {
+        key(o, "vcrc");
+        json_crc(o, &pkt->vcrc);
+    }
     if (pkt->status != RDMA_OK)
         json_error(o, pkt);
     if (!o->full && o->len && buf[o->len - 1] == ',')
