@@ -9,5 +9,6 @@
 
 int cmd_decode(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
     {"decode", cmd_decode, "print every frame of pcap/pcapng captures as text or JSON"},
     {"replay", cmd_replay, "a capture to conversations, messages, latencies and anomalies"},
+    {"sim", cmd_sim, "simulate a topology and workload to traces, pcaps and statistics"},
 };
 
 static void usage(FILE *f)

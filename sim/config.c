@@ -1,0 +1,594 @@
+/* config.c - load a configuration (docs/config.md) with libfyaml and check
+ * it before anything runs.
+ *
+ * The document is walked key by key against the lists of valid keys below;
+ * the first problem found ends the load with one line
+ * FILE:LINE:COL: what is wrong, using libfyaml's marks. Included topology
+ * and workload files are copied into the main document so that --set can
+ * reach into them; positions still name the file a value came from.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+#include "units.h"
+#include "util.h"
+
+
+const char *sim__op_name(unsigned op)
+{
+    static const char *const names[] = {
+#define SIM__OP_NAME(name, str) str,
+        SIM_OPS(SIM__OP_NAME)
+#undef SIM__OP_NAME
+    };
+    return op < SIM_OP_COUNT ? names[op] : "?";
+}
+
+void sim__cfg_nic_defaults(struct cfg_nic *nic)
+{
+    *nic = (struct cfg_nic){
+        .mtu = 4096,
+        .ack_coalesce = 0,
+        .ack_request_every = 64,
+        .max_rd_atomic = 16,
+        .timeout = 1 * SIM_MS,
+        .retry_count = 7,
+        .rnr_retry = 7,
+        .rnr_timer = 1, /* 0.01 ms */
+        .ipv6 = false,
+        .ecn = 2,
+        .dscp = 26,
+    };
+}
+
+/* A 256-byte payload with the largest headers (IPv6, UDP, BTH, RETH and
+ * ImmDt, ICRC) must fit in a link's IP MTU. */
+#define MIN_LINK_MTU (40 + 8 + 12 + 16 + 4 + 256 + 4)
+
+static const char *const link_param_keys[] = {"rate", "delay", "mtu", "loss", "ber", NULL};
+
+static bool link_param_values(struct loader *L, struct fy_node **v, const char *what,
+                              struct cfg_link_params *p)
+{
+    uint64_t x;
+    char w[128];
+    snprintf(w, sizeof w, "%s rate", what);
+    if (v[0] && !sim__get_rate(L, v[0], w, &p->rate))
+        return false;
+    snprintf(w, sizeof w, "%s delay", what);
+    if (v[1] && !sim__get_time(L, v[1], w, &p->delay))
+        return false;
+    snprintf(w, sizeof w, "%s mtu", what);
+    if (v[2]) {
+        if (!sim__get_size(L, v[2], w, MIN_LINK_MTU, 65535, &x))
+            return false;
+        p->mtu = (uint32_t)x;
+    }
+    snprintf(w, sizeof w, "%s loss", what);
+    if (v[3] && !sim__get_prob(L, v[3], w, &p->loss))
+        return false;
+    snprintf(w, sizeof w, "%s ber", what);
+    if (v[4] && !sim__get_prob(L, v[4], w, &p->ber))
+        return false;
+    if (p->loss >= 1)
+        return sim__fail(L, v[3], "%s loss: a link that loses every frame carries nothing", what);
+    if (p->ber >= 0.01)
+        return sim__fail(L, v[4], "%s ber: a bit error rate of %g corrupts nearly every frame", what,
+                         p->ber);
+    return true;
+}
+
+bool sim__link_params(struct loader *L, struct fy_node *map, const char *what,
+                      struct cfg_link_params *p)
+{
+    struct fy_node *v[6];
+    return sim__fields(L, map, what, link_param_keys, v) && link_param_values(L, v, what, p);
+}
+
+/* ---- NIC ------------------------------------------------------------------ */
+static bool nic_params(struct loader *L, struct fy_node *map, const char *what, struct cfg_nic *nic)
+{
+    static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
+                                       "timeout", "retry_count", "rnr_retry", "rnr_timer",
+                                       "ipv6", "ecn", "dscp", NULL};
+    struct fy_node *v[12];
+    if (!sim__fields(L, map, what, keys, v))
+        return false;
+    uint64_t x;
+    if (v[0]) {
+        if (!sim__get_size(L, v[0], "nic mtu", 256, 4096, &x))
+            return false;
+        if (x & (x - 1))
+            return sim__fail(L, v[0], "nic mtu: %llu is not one of 256, 512, 1024, 2048, 4096",
+                             (unsigned long long)x);
+        nic->mtu = (uint32_t)x;
+    }
+    if (v[1] && !sim__get_u32(L, v[1], "nic ack_coalesce", 0, 1u << 20, &nic->ack_coalesce))
+        return false;
+    if (v[2] && !sim__get_u32(L, v[2], "nic ack_request_every", 0, 1u << 20, &nic->ack_request_every))
+        return false;
+    if (v[3] && !sim__get_u32(L, v[3], "nic max_rd_atomic", 1, 255, &nic->max_rd_atomic))
+        return false;
+    if (v[4]) {
+        if (!sim__get_time(L, v[4], "nic timeout", &nic->timeout))
+            return false;
+        if (nic->timeout < SIM_NS || nic->timeout > 10 * SIM_S)
+            return sim__fail(L, v[4], "nic timeout: must lie between 1ns and 10s");
+    }
+    if (v[5] && !sim__get_u32(L, v[5], "nic retry_count", 0, 7, &nic->retry_count))
+        return false;
+    if (v[6] && !sim__get_u32(L, v[6], "nic rnr_retry", 0, 7, &nic->rnr_retry))
+        return false;
+    if (v[7] && !sim__get_u32(L, v[7], "nic rnr_timer", 0, 31, &nic->rnr_timer))
+        return false;
+    if (v[8] && !sim__get_bool(L, v[8], "nic ipv6", &nic->ipv6))
+        return false;
+    if (v[9]) {
+        char buf[32];
+        if (!sim__scalar(L, v[9], "nic ecn", buf, sizeof buf))
+            return false;
+        static const char *const names[] = {"not-ect", "ect1", "ect0", "ce"};
+        size_t i;
+        for (i = 0; i < 4 && strcmp(buf, names[i]); i++)
+            ;
+        if (i == 4)
+            return sim__fail(L, v[9], "nic ecn: '%s' is not one of not-ect, ect0, ect1, ce", buf);
+        nic->ecn = (uint8_t)i;
+    }
+    if (v[10]) {
+        uint32_t d;
+        if (!sim__get_u32(L, v[10], "nic dscp", 0, 63, &d))
+            return false;
+        nic->dscp = (uint8_t)d;
+    }
+    return true;
+}
+
+/* ---- topology -------------------------------------------------------------- */
+static bool node_entry(struct loader *L, struct fy_node *item, enum cfg_node_kind kind,
+                       uint64_t buffer)
+{
+    const char *what = kind == CFG_HOST ? "host" : "switch";
+    char name[VALUE_MAX];
+    uint32_t idx;
+    struct fy_node *v[4] = {0};
+    if (fy_node_is_scalar(item) && !fy_node_is_alias(item)) {
+        if (!sim__scalar(L, item, what, name, sizeof name) || !sim__add_node(L, name, kind, item, &idx))
+            return false;
+    } else {
+        static const char *const host_keys[] = {"name", "trace", "nic", NULL};
+        static const char *const switch_keys[] = {"name", "trace", "buffer", NULL};
+        if (!sim__fields(L, item, what, kind == CFG_HOST ? host_keys : switch_keys, v))
+            return false;
+        if (!v[0])
+            return sim__fail(L, item, "%s: needs a name", what);
+        if (!sim__scalar(L, v[0], "name", name, sizeof name) ||
+            !sim__add_node(L, name, kind, v[0], &idx))
+            return false;
+    }
+    struct cfg_node *nd = &L->cfg->nodes[idx];
+    nd->buffer = buffer;
+    if (v[1] && !sim__get_bool(L, v[1], "trace", &nd->trace))
+        return false;
+    if (kind == CFG_HOST && v[2])
+        return nic_params(L, v[2], "host nic", &nd->nic);
+    if (kind == CFG_SWITCH && v[2])
+        return sim__get_size(L, v[2], "switch buffer", 0, UINT64_C(1) << 40, &nd->buffer);
+    return true;
+}
+
+static bool node_list(struct loader *L, struct fy_node *seq, enum cfg_node_kind kind, uint64_t buffer)
+{
+    if (!sim__expect_seq(L, seq, kind == CFG_HOST ? "hosts" : "switches"))
+        return false;
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(seq, &it)))
+        if (!node_entry(L, item, kind, buffer))
+            return false;
+    return true;
+}
+
+static bool link_list(struct loader *L, struct fy_node *seq, const struct cfg_link_params *defaults)
+{
+    static const char *const keys[] = {"a", "b", "rate", "delay", "mtu", "loss", "ber", "trace", NULL};
+    if (!sim__expect_seq(L, seq, "links"))
+        return false;
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(seq, &it))) {
+        struct fy_node *v[9];
+        if (!sim__fields(L, item, "link", keys, v))
+            return false;
+        if (!v[0] || !v[1])
+            return sim__fail(L, item, "link: needs both ends, 'a' and 'b'");
+        uint32_t a, b;
+        if (!sim__get_node(L, v[0], "link a", &a) || !sim__get_node(L, v[1], "link b", &b))
+            return false;
+        if (a == b)
+            return sim__fail(L, v[1], "link: connects '%s' to itself", L->cfg->nodes[a].name);
+        struct cfg_link_params p = *defaults;
+        if (!link_param_values(L, v + 2, "link", &p))
+            return false;
+        struct cfg_pos pos = sim__pos(L, item);
+        sim__add_link(L, a, b, &p, &pos);
+        if (v[7] && !sim__get_bool(L, v[7], "link trace", &L->cfg->links[L->cfg->nlinks - 1].trace))
+            return false;
+    }
+    return true;
+}
+
+static bool topology(struct loader *L, struct fy_node *map)
+{
+    static const char *const keys[] = {"link_defaults", "switch_defaults", "hosts", "switches",
+                                       "links", "generate", NULL};
+    struct fy_node *v[7];
+    if (!sim__fields(L, map, "topology", keys, v))
+        return false;
+    struct cfg_link_params defaults = {
+        .rate = CFG_DEFAULT_RATE, .delay = CFG_DEFAULT_DELAY, .mtu = CFG_DEFAULT_LINK_MTU,
+    };
+    uint64_t buffer = CFG_DEFAULT_BUFFER;
+    if (v[0] && !sim__link_params(L, v[0], "link_defaults", &defaults))
+        return false;
+    if (v[1]) {
+        static const char *const skeys[] = {"buffer", NULL};
+        struct fy_node *sv[2];
+        if (!sim__fields(L, v[1], "switch_defaults", skeys, sv))
+            return false;
+        if (sv[0] && !sim__get_size(L, sv[0], "switch buffer", 0, UINT64_C(1) << 40, &buffer))
+            return false;
+    }
+    if (v[5]) {
+        if (fy_node_is_mapping(v[5])) {
+            if (!sim__topology_generator(L, v[5], &defaults, buffer))
+                return false;
+        } else {
+            if (!sim__expect_seq(L, v[5], "generate"))
+                return false;
+            void *it = NULL;
+            struct fy_node *g;
+            while ((g = fy_node_sequence_iterate(v[5], &it)))
+                if (!sim__topology_generator(L, g, &defaults, buffer))
+                    return false;
+        }
+    }
+    if (v[2] && !node_list(L, v[2], CFG_HOST, buffer))
+        return false;
+    if (v[3] && !node_list(L, v[3], CFG_SWITCH, buffer))
+        return false;
+    if (v[4] && !link_list(L, v[4], &defaults))
+        return false;
+    if (!L->cfg->nnodes)
+        return sim__fail(L, map, "topology: no hosts");
+    return true;
+}
+
+static bool trace_list(struct loader *L, struct fy_node *seq)
+{
+    if (!sim__expect_seq(L, seq, "trace"))
+        return false;
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(seq, &it))) {
+        uint32_t idx;
+        if (!sim__get_node(L, item, "trace", &idx))
+            return false;
+        L->cfg->nodes[idx].trace = true;
+    }
+    return true;
+}
+
+/* Hosts have one NIC port: exactly one link each. */
+static bool check_hosts(struct loader *L)
+{
+    struct sim_config *cfg = L->cfg;
+    uint32_t *seen = sim__xcalloc(cfg->nnodes, sizeof *seen);
+    bool ok = true;
+    for (size_t i = 0; ok && i < cfg->nlinks; i++) {
+        const struct cfg_link *l = &cfg->links[i];
+        uint32_t ends[2] = {l->a, l->b};
+        for (int e = 0; ok && e < 2; e++) {
+            const struct cfg_node *n = &cfg->nodes[ends[e]];
+            if (n->kind == CFG_HOST && ++seen[ends[e]] == 2)
+                ok = sim__fail_at(L, &l->pos, "host '%s' has %u links; a host has one NIC port, "
+                                              "so one link", n->name, n->nlinks);
+        }
+    }
+    free(seen);
+    for (size_t i = 0; ok && i < cfg->nnodes; i++) {
+        const struct cfg_node *n = &cfg->nodes[i];
+        if (n->kind == CFG_HOST && n->nlinks == 0)
+            ok = sim__fail_at(L, &n->pos, "host '%s' has no link", n->name);
+    }
+    return ok;
+}
+
+/* ---- includes and --set ------------------------------------------------------ */
+struct doc_list {
+    struct fy_document **docs;
+    size_t n;
+};
+
+static struct fy_document *parse_file(struct loader *L, const char *path, struct doc_list *docs)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        const char *saved = L->file;
+        L->file = sim__intern_file(L, path);
+        sim__fail(L, NULL, "cannot read: %s", strerror(errno));
+        L->file = saved;
+        return NULL;
+    }
+    fclose(f);
+    struct fy_parse_cfg pc = {
+        .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2,
+        .diag = L->diag,
+    };
+    struct fy_document *fyd = fy_document_build_from_file(&pc, path);
+    if (!fyd || !fy_document_root(fyd)) {
+        void *it = NULL;
+        struct fy_diag_error *e = fy_diag_errors_iterate(L->diag, &it);
+        struct cfg_pos pos = {sim__intern_file(L, path), e ? e->line : 0, e ? e->column : 0};
+        sim__fail_at(L, &pos, "%s", e ? e->msg : (fyd ? "the file is empty" : "not a YAML file"));
+        fy_document_destroy(fyd);
+        return NULL;
+    }
+    docs->docs = sim__xrealloc(docs->docs, (docs->n + 1) * sizeof *docs->docs);
+    docs->docs[docs->n++] = fyd;
+    return fyd;
+}
+
+static char *relative_path(struct loader *L, const char *name)
+{
+    if (name[0] == '/' || !L->dir)
+        return sim__xstrdup(name);
+    return sim__xasprintf("%s/%s", L->dir, name);
+}
+
+/* topology: FILE and workload: FILE name documents of their own. */
+static bool resolve_include(struct loader *L, struct fy_document *main, struct fy_node *root,
+                            const char *key, struct doc_list *docs, const char **file)
+{
+    *file = L->file;
+    struct fy_node_pair *pair = fy_node_mapping_lookup_pair_by_string(root, key, FY_NT);
+    if (!pair)
+        return true;
+    struct fy_node *v = fy_node_pair_value(pair);
+    if (!v || !fy_node_is_scalar(v) || fy_node_is_alias(v))
+        return true;
+    char name[VALUE_MAX];
+    if (!sim__scalar(L, v, key, name, sizeof name))
+        return false;
+    char *path = relative_path(L, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sim__fail(L, v, "%s: cannot read '%s': %s", key, path, strerror(errno));
+        free(path);
+        return false;
+    }
+    fclose(f);
+    struct fy_document *inc = parse_file(L, path, docs);
+    if (!inc) {
+        free(path);
+        return false;
+    }
+    *file = sim__intern_file(L, path);
+    free(path);
+    struct fy_node *copy = fy_node_copy(main, fy_document_root(inc));
+    if (!copy || fy_node_pair_set_value(pair, copy))
+        return sim__fail(L, v, "%s: cannot include '%s'", key, name);
+    return true;
+}
+
+static bool set_fail(struct loader *L, const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool set_fail(struct loader *L, const char *text, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(L->err, L->errcap, "--set %s: %s", text, msg);
+    L->failed = true;
+    return false;
+}
+
+static bool apply_set(struct loader *L, struct fy_document *fyd, const char *text)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return set_fail(L, text, "expected KEY=VALUE");
+    struct fy_node *cur = fy_document_root(fyd);
+    const char *seg = text;
+    for (;;) {
+        const char *dot = memchr(seg, '.', (size_t)(eq - seg));
+        const char *end = dot ? dot : eq;
+        size_t len = (size_t)(end - seg);
+        if (!len || len > 200)
+            return set_fail(L, text, "empty or overlong key");
+        char key[256];
+        memcpy(key, seg, len);
+        key[len] = 0;
+        if (fy_node_is_sequence(cur)) {
+            uint64_t idx;
+            if (sim__parse_uint(key, UINT64_MAX, &idx) ||
+                idx >= (uint64_t)fy_node_sequence_item_count(cur))
+                return set_fail(L, text, "'%s' is not an index of that list", key);
+            if (!dot)
+                return set_fail(L, text, "name a key of the list item, not the item");
+            cur = fy_node_sequence_get_by_index(cur, (int)idx);
+            seg = dot + 1;
+            continue;
+        }
+        if (!fy_node_is_mapping(cur))
+            return set_fail(L, text, "'%s' lies inside a single value", key);
+        struct fy_node_pair *pair = fy_node_mapping_lookup_pair_by_string(cur, key, len);
+        if (dot) {
+            if (!pair) {
+                struct fy_node *k = fy_node_create_scalar_copy(fyd, key, len);
+                struct fy_node *m = fy_node_create_mapping(fyd);
+                if (!k || !m || fy_node_mapping_append(cur, k, m))
+                    return set_fail(L, text, "cannot apply");
+                cur = m;
+            } else {
+                cur = fy_node_pair_value(pair);
+                if (!cur) {
+                    struct fy_node *m = fy_node_create_mapping(fyd);
+                    if (!m || fy_node_pair_set_value(pair, m))
+                        return set_fail(L, text, "cannot apply");
+                    cur = m;
+                }
+            }
+            seg = dot + 1;
+            continue;
+        }
+        const char *value = eq + 1;
+        struct fy_node *k = NULL;
+        struct fy_node *v = *value ? fy_node_build_from_string(fyd, value, FY_NT) : NULL;
+        if (!v)
+            return set_fail(L, text, "the value is not valid YAML");
+        if (pair) {
+            if (fy_node_pair_set_value(pair, v))
+                return set_fail(L, text, "cannot apply");
+        } else {
+            k = fy_node_create_scalar_copy(fyd, key, len);
+            if (!k || fy_node_mapping_append(cur, k, v))
+                return set_fail(L, text, "cannot apply");
+        }
+        L->set_nodes = sim__xrealloc(L->set_nodes, (L->nset + 2) * sizeof *L->set_nodes);
+        L->set_texts = sim__xrealloc(L->set_texts, (L->nset + 2) * sizeof *L->set_texts);
+        L->set_nodes[L->nset] = v;
+        L->set_texts[L->nset++] = text;
+        if (k) {
+            L->set_nodes[L->nset] = k;
+            L->set_texts[L->nset++] = text;
+        }
+        return true;
+    }
+}
+
+/* ---- the whole file ----------------------------------------------------------- */
+static bool top_level(struct loader *L, struct fy_node *root, const char *topo_file,
+                      const char *work_file)
+{
+    static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
+                                       "topology", "workload", NULL};
+    struct fy_node *v[9];
+    struct sim_config *cfg = L->cfg;
+    if (!sim__fields(L, root, "configuration", keys, v))
+        return false;
+    if (v[0] && !sim__get_uint(L, v[0], "seed", 0, UINT64_MAX, &cfg->seed))
+        return false;
+    if (v[1] && !sim__get_time(L, v[1], "stop", &cfg->stop))
+        return false;
+    if (v[2]) {
+        char buf[32];
+        if (!sim__scalar(L, v[2], "payload", buf, sizeof buf))
+            return false;
+        if (strcmp(buf, "data") && strcmp(buf, "none"))
+            return sim__fail(L, v[2], "payload: '%s' is not 'data' or 'none'", buf);
+        cfg->payload_data = !strcmp(buf, "data");
+    }
+    if (v[3] && !sim__get_u32(L, v[3], "snaplen", 64, 262144, &cfg->snaplen))
+        return false;
+    if (v[5] && !nic_params(L, v[5], "nic", &cfg->nic))
+        return false;
+    if (!v[6])
+        return sim__fail(L, root, "configuration: no 'topology'");
+    L->file = topo_file;
+    if (!topology(L, v[6]))
+        return false;
+    L->file = cfg->path;
+    if (v[4] && !trace_list(L, v[4]))
+        return false;
+    if (!check_hosts(L))
+        return false;
+    if (!v[7])
+        return sim__fail(L, root, "configuration: no 'workload'");
+    L->file = work_file;
+    if (!sim__workload(L, v[7]))
+        return false;
+    return sim__check_paths(L);
+}
+
+struct sim_config *sim_config_load(const char *path, const char *const *sets, size_t nsets,
+                                   char *err, size_t errcap)
+{
+    struct sim_config *cfg = sim__xcalloc(1, sizeof *cfg);
+    cfg->stop = SIM_TIME_NEVER;
+    cfg->payload_data = true;
+    cfg->snaplen = CFG_DEFAULT_SNAPLEN;
+    sim__cfg_nic_defaults(&cfg->nic);
+
+    struct loader L = {.cfg = cfg, .err = err, .errcap = errcap};
+    if (errcap)
+        err[0] = 0;
+    cfg->path = sim__xstrdup(path);
+    L.file = sim__intern_file(&L, path);
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        L.dir = sim__xasprintf("%.*s", (int)(slash - path), path);
+
+    struct fy_diag_cfg dc;
+    fy_diag_cfg_default(&dc);
+    dc.fp = NULL;
+    dc.output_fn = NULL;
+    dc.colorize = false;
+    L.diag = fy_diag_create(&dc);
+    struct doc_list docs = {0};
+    bool ok = L.diag != NULL;
+    if (ok)
+        fy_diag_set_collect_errors(L.diag, true);
+    else
+        snprintf(err, errcap, "%s: cannot set up the YAML parser", path);
+
+    struct fy_document *fyd = ok ? parse_file(&L, path, &docs) : NULL;
+    struct fy_node *root = fyd ? fy_document_root(fyd) : NULL;
+    ok = ok && root;
+    if (ok && !fy_node_is_mapping(root))
+        ok = sim__fail(&L, root, "the configuration must be a mapping with keys such as "
+                                 "topology and workload");
+    const char *topo_file = L.file, *work_file = L.file;
+    ok = ok && resolve_include(&L, fyd, root, "topology", &docs, &topo_file) &&
+         resolve_include(&L, fyd, root, "workload", &docs, &work_file);
+    for (size_t i = 0; ok && i < nsets; i++)
+        ok = apply_set(&L, fyd, sets[i]);
+    ok = ok && top_level(&L, root, topo_file, work_file);
+
+    for (size_t i = 0; i < docs.n; i++)
+        fy_document_destroy(docs.docs[i]);
+    free(docs.docs);
+    if (L.diag)
+        fy_diag_destroy(L.diag);
+    free(L.names.slots);
+    free(L.set_nodes);
+    free(L.set_texts);
+    free(L.dir);
+    if (!ok) {
+        sim_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+void sim_config_free(struct sim_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        free(cfg->nodes[i].name);
+    for (size_t i = 0; i < cfg->nfiles; i++)
+        free(cfg->files[i]);
+    free(cfg->files);
+    free(cfg->path);
+    free(cfg->nodes);
+    free(cfg->links);
+    free(cfg->msgs);
+    free(cfg);
+}

@@ -1,0 +1,110 @@
+/* link.c - ports and the links between them.
+ *
+ * A port serializes one frame at a time at its link's rate (frame bytes
+ * plus preamble, FCS and inter-frame gap), then the frame travels for the
+ * link's propagation delay and arrives whole at the peer port: store and
+ * forward. Frames may be lost (frame loss rate) or get one bit flipped
+ * (bit error rate); the flipped bit lies after the fifth byte of the BTH
+ * (the ICRC covers the rest of the packet, but not the BTH's fifth byte),
+ * so the receiver finds a bad ICRC and drops the frame, as hardware does.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "net.h"
+#include "util.h"
+
+static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
+{
+    struct sim *sim = p->comp.sim;
+    p->sending = f;
+    uint64_t bytes = (uint64_t)len + SIM_ETH_WIRE_EXTRA;
+    sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+    p->st.busy += t;
+    p->st.tx_frames++;
+    p->st.tx_bytes += len;
+    if (p->pcap)
+        sim__pcap_write(p->pcap, sim_now(sim), f);
+    sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_EV_TX_DONE, NULL);
+}
+
+void sim__port_send(struct sim_port *p, struct sim_frame *f)
+{
+    if (sim__port_idle(p)) {
+        start(p, f, f->len);
+        return;
+    }
+    if (p->qbytes + f->len > p->qcap) {
+        p->st.drops++;
+        sim__frame_free(&p->node->net->pool, f);
+        return;
+    }
+    if (p->ring_tail - p->ring_head == p->ring_cap) {
+        uint32_t cap = p->ring_cap ? 2 * p->ring_cap : 64;
+        struct sim_queued *ring = sim__xmalloc(cap * sizeof *ring);
+        for (uint32_t i = p->ring_head; i != p->ring_tail; i++)
+            ring[i & (cap - 1)] = p->ring[i & (p->ring_cap - 1)];
+        free(p->ring);
+        p->ring = ring;
+        p->ring_cap = cap;
+    }
+    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, f->len};
+    p->qbytes += f->len;
+    if (p->qbytes > p->st.max_queue)
+        p->st.max_queue = p->qbytes;
+}
+
+static void corrupt(struct sim_port *p, struct sim_frame *f)
+{
+    uint32_t from = f->bth_off + 5;
+    if (f->len <= from)
+        return;
+    uint64_t bit = sim_rng_below(&p->comp.rng, (uint64_t)(f->len - from) * 8);
+    f->data[from + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    p->st.corrupted++;
+}
+
+static void tx_done(struct sim_port *p)
+{
+    struct sim *sim = p->comp.sim;
+    struct sim_frame *f = p->sending;
+    p->sending = NULL;
+    if (p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+    } else {
+        if (p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
+            corrupt(p, f);
+        sim_schedule(sim, sim_now(sim) + p->p.delay, &p->peer->comp, SIM_EV_ARRIVAL, f);
+    }
+    if (p->ring_head != p->ring_tail) {
+        struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
+        p->qbytes -= q.len;
+        start(p, q.f, q.len);
+    } else if (p->node->nops->tx_ready) {
+        p->node->nops->tx_ready(p->node, p);
+    }
+}
+
+static void arrival(struct sim_port *p, struct sim_frame *f)
+{
+    p->st.rx_frames++;
+    p->st.rx_bytes += f->len;
+    if (p->pcap)
+        sim__pcap_write(p->pcap, sim_now(p->comp.sim), f);
+    p->node->nops->receive(p->node, p, f);
+}
+
+static void port_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct sim_port *p = (struct sim_port *)c;
+    if (sim_event_kind(ev) == SIM_EV_TX_DONE)
+        tx_done(p);
+    else if (sim_event_kind(ev) == SIM_EV_ARRIVAL)
+        arrival(p, ev->ptr);
+}
+
+const struct sim_component_ops sim__port_ops = {
+    .type = "port",
+    .handle = port_handle,
+};

@@ -1,0 +1,220 @@
+/* net.h - the network model's shared types: frames, ports and links, nodes,
+ * switches, routes, messages, and the network that owns them all.
+ *
+ * Nodes meet only through links: a node hands a frame to its port, the
+ * port serializes it at the link rate, and the peer port receives it a
+ * propagation delay later. No node reads another node's state; messages
+ * and counters are written by the one node that owns each field and read
+ * only after the run.
+ *
+ *   node A                         link                          node B
+ *   [port] --serialize--> TX_DONE --delay--> ARRIVAL --> [port] -> receive()
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg.h"
+#include "sim.h"
+
+/* Preamble and start delimiter (8), FCS (4), inter-frame gap (12): bytes a
+ * frame costs on an Ethernet link beyond what a capture shows. */
+#define SIM_ETH_WIRE_EXTRA 24
+
+/* ---- frames ----------------------------------------------------------- */
+#define SIM_FRAME_CLASSES 7
+
+struct sim_frame {
+    struct sim_frame *next;
+    uint32_t len;
+    uint16_t bth_off; /* start of the BTH, where bit errors are placed */
+    uint8_t cls;      /* size class, for the pool */
+    uint8_t data[];
+};
+
+struct sim_frame_pool {
+    struct sim_frame *free[SIM_FRAME_CLASSES];
+    void **slabs;
+    size_t nslabs;
+};
+
+struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap);
+void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f);
+uint32_t sim__frame_cap(const struct sim_frame *f);
+void sim__pool_fini(struct sim_frame_pool *pool);
+
+/* ---- ports and links ---------------------------------------------------- */
+struct sim_port_stats {
+    uint64_t tx_frames, tx_bytes;
+    uint64_t rx_frames, rx_bytes;
+    uint64_t drops;     /* tail drops: the queue was full */
+    uint64_t lost;      /* lost on the link leaving this port */
+    uint64_t corrupted; /* bit errors put in frames leaving this port */
+    uint64_t max_queue; /* bytes */
+    sim_time_t busy;    /* time spent serializing */
+};
+
+struct sim_node;
+struct sim_pcap;
+
+struct sim_queued {
+    struct sim_frame *f;
+    uint32_t len;
+};
+
+struct sim_port {
+    struct sim_component comp; /* handles TX_DONE and ARRIVAL */
+    struct sim_node *node;
+    struct sim_port *peer;
+    uint32_t index; /* on its node */
+    uint32_t link;  /* configuration link index */
+    struct cfg_link_params p;
+    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    /* Egress FIFO: a ring of frames with their lengths, so that queueing
+     * and dequeueing never touch the frames themselves, which are cold
+     * after waiting in a long queue. */
+    struct sim_queued *ring;
+    uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
+    struct sim_frame *sending;
+    uint64_t qbytes, qcap;
+    struct sim_pcap *pcap;
+    char *name; /* NODE-PORT */
+    struct sim_port_stats st;
+};
+
+/* Queue a frame for transmission; a full queue drops it (tail drop). */
+void sim__port_send(struct sim_port *port, struct sim_frame *f);
+static inline bool sim__port_idle(const struct sim_port *p)
+{
+    return !p->sending && p->ring_head == p->ring_tail;
+}
+extern const struct sim_component_ops sim__port_ops;
+
+/* ---- nodes ----------------------------------------------------------------- */
+struct sim_network;
+
+struct sim_node_ops {
+    /* A frame arrived on `in`; the node now owns it. */
+    void (*receive)(struct sim_node *n, struct sim_port *in, struct sim_frame *f);
+    /* `port` finished a frame and its queue is empty: a chance to pull
+     * (optional). */
+    void (*tx_ready)(struct sim_node *n, struct sim_port *port);
+};
+
+struct sim_node {
+    struct sim_component comp;
+    const struct sim_node_ops *nops;
+    struct sim_network *net;
+    uint32_t index; /* configuration node index */
+    uint8_t kind;   /* enum cfg_node_kind */
+    struct sim_port **ports;
+    uint32_t nports;
+    uint64_t bad_frames; /* received frames that failed to parse or check */
+};
+
+/* ---- routes ---------------------------------------------------------------------
+ * Shortest paths by hop count. For each switch and destination host, the
+ * set of ports on a shortest path; equal-cost sets are shared, so a switch
+ * stores one 4-byte set id per host, never a table per pair of ports. */
+struct sim_port_set {
+    uint32_t off, n; /* into route_ports */
+};
+
+struct sim_routes {
+    uint32_t *set_of;          /* [switch slot * nhosts + host] -> set id */
+    struct sim_port_set *sets; /* per switch, consecutive */
+    uint32_t *ports;
+    uint32_t *sets_base;       /* first set id of each switch slot */
+    uint32_t *slot_of_node;    /* node -> switch slot */
+};
+
+/* The port a switch forwards to for a destination host and flow hash. */
+uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
+                    uint32_t hash);
+void sim__routes_build(struct sim_network *net);
+void sim__routes_free(struct sim_routes *r);
+/* ECMP hash of a flow, as switches compute it from the frame's addresses
+ * and UDP source port; salted per switch. */
+uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt);
+
+/* ---- switches ---------------------------------------------------------------- */
+/* Output-queued: one FIFO per port, tail drop. */
+struct sim_node *sim__switch_create(struct sim_network *net, uint32_t index);
+
+/* ---- messages ---------------------------------------------------------------- */
+#define SIM_MSG_STATUSES(X)                                                    \
+    X(PENDING, "pending")                                                      \
+    X(OK, "ok")                                                                \
+    X(RETRY_EXCEEDED, "retry-exceeded")                                        \
+    X(RNR_RETRY_EXCEEDED, "rnr-retry-exceeded")                                \
+    X(REMOTE_ACCESS, "remote-access-error")                                    \
+    X(REMOTE_INVALID, "remote-invalid-request")                                \
+    X(REMOTE_OPERATIONAL, "remote-operational-error")                          \
+    X(FLUSHED, "flushed")
+
+enum sim_msg_status {
+#define SIM__MS_ENUM(name, str) SIM_MSG_##name,
+    SIM_MSG_STATUSES(SIM__MS_ENUM)
+#undef SIM__MS_ENUM
+};
+const char *sim__msg_status_name(unsigned st);
+
+struct sim_msg {
+    uint32_t conn;
+    uint32_t lmr, rmr; /* memory regions on the requester and the responder */
+    uint64_t rva;      /* the remote region, as connection setup told the requester */
+    uint32_t rkey;
+    sim_time_t posted, done, ideal;
+    uint32_t retx; /* request packets sent again */
+    uint8_t status;
+    int8_t data_ok; /* -1: not compared (payload: none), 0: differs, 1: equal */
+};
+
+/* A reliable connection: one queue pair on each of two hosts. */
+struct sim_qp;
+struct sim_conn {
+    uint32_t host[2]; /* node indexes; host[0] < host[1] */
+    uint32_t qp_id;   /* the configuration's qp number */
+    struct sim_qp *qp[2];
+    uint32_t path_mtu;
+};
+
+/* ---- the network ---------------------------------------------------------------- */
+struct sim_network {
+    struct sim *sim;
+    const struct sim_config *cfg;
+    struct sim_node **nodes;
+    struct sim_port *ports;
+    size_t nports;
+    uint32_t nhosts;
+    uint32_t *host_node; /* host index -> node index */
+    uint32_t *node_host; /* node index -> host index, UINT32_MAX for switches */
+    struct sim_routes routes;
+    struct sim_msg *msgs;
+    size_t nmsgs;
+    struct sim_conn *conns;
+    size_t nconns;
+    struct sim_frame_pool pool;
+    uint64_t finished; /* messages completed or failed */
+};
+
+/* Compare completed messages' destination bytes with their source. */
+void sim__verify(struct sim_network *net);
+/* A message finished (either way); ends the run after the last one. */
+void sim__message_finished(struct sim_network *net, uint32_t msg);
+
+/* Addresses: host h is 10.0.0.0 + h + 1, fd00::h+1, MAC 02:00:00 + h + 1. */
+static inline uint32_t sim__host_ip4(uint32_t h) { return UINT32_C(0x0a000000) + h + 1; }
+void sim__host_mac(uint32_t h, uint8_t mac[6]);
+void sim__host_ip6(uint32_t h, uint8_t ip6[16]);
+
+/* ---- traces ------------------------------------------------------------------------ */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap);
+void sim__pcap_write(struct sim_pcap *pc, sim_time_t t, const struct sim_frame *f);
+/* Close and rename into place; returns 0 or -1. */
+int sim__pcap_close(struct sim_pcap *pc);
+
+#endif

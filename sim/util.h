@@ -1,0 +1,48 @@
+/* util.h - allocation and small functions that librdmasim's files share.
+ *
+ * Running out of memory is not an input error the simulator can report
+ * with a position, so allocation failures end the process with a message.
+ */
+#ifndef SIM_UTIL_H
+#define SIM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *sim__xmalloc(size_t n);
+void *sim__xcalloc(size_t n, size_t size);
+void *sim__xaligned(size_t align, size_t n); /* free() it */
+void *sim__xrealloc(void *p, size_t n);
+char *sim__xstrdup(const char *s);
+/* printf into a new string */
+char *sim__xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grow *arr (of *cap elements of size `size`) so that index n fits. */
+void sim__grow(void *arrp, size_t *cap, size_t n, size_t size);
+#define SIM_GROW(arr, cap, n) sim__grow(&(arr), &(cap), (n), sizeof *(arr))
+
+/* 64-bit mixing (splitmix64 finalizer), for hashes and seeds. */
+static inline uint64_t sim__mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* FNV-1a, for names. */
+static inline uint64_t sim__hash_str(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* Serialization time of `bytes` at `rate_bps`, rounded up to a picosecond. */
+static inline uint64_t sim__ser_time(uint64_t bytes, uint64_t rate_bps)
+{
+    unsigned __int128 bits = (unsigned __int128)bytes * 8 * UINT64_C(1000000000000);
+    return (uint64_t)((bits + rate_bps - 1) / rate_bps);
+}
+
+#endif

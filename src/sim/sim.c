@@ -1,0 +1,186 @@
+/* sim.c - `rdmasim sim`: load a configuration, run it, print a summary and
+ * write the outputs (docs/config.md describes the configuration). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cli.h"
+#include "sim.h"
+
+#define EXIT_SIM_FAILED 1 /* a message failed or its data arrived corrupted */
+#define PROGRESS_EVERY (1u << 16)
+
+struct progress {
+    double start, last;
+    const struct sim_network *net;
+    bool shown;
+};
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void show_progress(void *arg, const struct sim *sim)
+{
+    struct progress *pg = arg;
+    double now = wall_now();
+    if (now - pg->last < 0.5)
+        return;
+    pg->last = now;
+    double elapsed = now - pg->start, done = sim_network_progress(pg->net);
+    double rate = elapsed > 0 ? (double)sim_events_processed(sim) / elapsed : 0;
+    fprintf(stderr, "\r  simulated %.3f us, %.2f M events/s", (double)sim_now(sim) / 1e6, rate / 1e6);
+    if (done > 0 && done < 1)
+        fprintf(stderr, ", %.0f%% done, ETA %.0f s", done * 100, elapsed * (1 - done) / done);
+    fprintf(stderr, "\033[K");
+    pg->shown = true;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rdmasim sim CONFIG [--out DIR] [--seed N] [--set KEY=VALUE]... [--check]\n"
+               "                  [--quiet] [--wall-time]\n"
+               "\n"
+               "Run the topology and workload CONFIG describes (see docs/config.md).\n"
+               "  -o, --out DIR        write summary.json, messages.csv, ports.csv and\n"
+               "                       pcap/NODE-PORT.pcap for the traced ports into DIR\n"
+               "  -s, --seed N         the random seed (same as --set seed=N)\n"
+               "  -S, --set KEY=VALUE  override a configuration key (nic.mtu=1024)\n"
+               "  -c, --check          check the configuration and exit\n"
+               "  -q, --quiet          no summary and no progress line\n"
+               "  -w, --wall-time      put the wall time into summary.json (which then\n"
+               "                       differs between runs)\n");
+}
+
+static void print_summary(struct sim_network *net, const char *path, const char *out, double wall)
+{
+    struct sim_totals t;
+    struct sim *sim = sim_network_engine(net);
+    sim_network_totals(net, &t);
+    uint64_t events = sim_events_processed(sim);
+    printf("rdmasim sim %s\n", path);
+    printf("  messages   %llu completed, %llu failed, %llu pending of %llu\n",
+           (unsigned long long)t.completed, (unsigned long long)t.failed,
+           (unsigned long long)(t.messages - t.completed - t.failed), (unsigned long long)t.messages);
+    printf("  data       %llu verified, %llu corrupted\n", (unsigned long long)t.verified,
+           (unsigned long long)t.corrupted);
+    printf("  frames     %llu sent, %llu retransmitted packets, %llu tail drops, %llu lost, "
+           "%llu dropped as bad\n",
+           (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
+           (unsigned long long)t.dropped, (unsigned long long)t.lost,
+           (unsigned long long)t.bad_frames);
+    printf("  simulated  %.3f us, %llu events in %.3f s wall (%.2f M events/s)\n",
+           (double)t.end / 1e6, (unsigned long long)events, wall,
+           wall > 0 ? (double)events / wall / 1e6 : 0.0);
+    if (out)
+        printf("  outputs    %s\n", out);
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"out", required_argument, NULL, 'o'},  {"seed", required_argument, NULL, 's'},
+        {"set", required_argument, NULL, 'S'},  {"check", no_argument, NULL, 'c'},
+        {"quiet", no_argument, NULL, 'q'},      {"wall-time", no_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    bool check = false, quiet = false, wall_time = false;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    char *seed_set = NULL;
+    size_t nsets = 0;
+    int c, rc = EXIT_USAGE;
+    if (!sets)
+        return EXIT_USAGE;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:s:S:cqwh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 's':
+            free(seed_set);
+            seed_set = malloc(strlen(optarg) + 6);
+            if (!seed_set)
+                goto done;
+            sprintf(seed_set, "seed=%s", optarg);
+            break;
+        case 'S':
+            sets[nsets++] = optarg;
+            break;
+        case 'c':
+            check = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'w':
+            wall_time = true;
+            break;
+        case 'h':
+            usage(stdout);
+            rc = EXIT_OK;
+            goto done;
+        default:
+            usage(stderr);
+            goto done;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        goto done;
+    }
+    if (seed_set)
+        sets[nsets++] = seed_set;
+    const char *path = argv[optind];
+    char err[2048];
+    struct sim_config *cfg = sim_config_load(path, (const char *const *)sets, nsets, err, sizeof err);
+    if (!cfg) {
+        fprintf(stderr, "%s\n", err);
+        goto done;
+    }
+    if (check) {
+        if (!quiet)
+            printf("%s: ok\n", path);
+        sim_config_free(cfg);
+        rc = EXIT_OK;
+        goto done;
+    }
+    struct sim_network *net = sim_network_create(cfg);
+    struct progress pg = {.start = wall_now(), .net = net};
+    pg.last = pg.start;
+    if (!quiet && isatty(STDERR_FILENO))
+        sim_set_progress(sim_network_engine(net), show_progress, &pg, PROGRESS_EVERY);
+    rc = EXIT_OK;
+    if (out && sim_network_open_traces(net, out, err, sizeof err)) {
+        fprintf(stderr, "rdmasim sim: %s\n", err);
+        rc = EXIT_USAGE;
+    } else {
+        sim_network_run(net);
+        double wall = wall_now() - pg.start;
+        if (pg.shown)
+            fprintf(stderr, "\r\033[K");
+        if (out && sim_network_write(net, out, wall_time ? wall : -1, err, sizeof err)) {
+            fprintf(stderr, "rdmasim sim: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+        struct sim_totals t;
+        sim_network_totals(net, &t);
+        if (rc == EXIT_OK && (t.failed || t.corrupted))
+            rc = EXIT_SIM_FAILED;
+        if (!quiet)
+            print_summary(net, path, out, wall);
+    }
+    sim_network_destroy(net);
+    sim_config_free(cfg);
+done:
+    free(seed_set);
+    free(sets);
+    return rc;
+}

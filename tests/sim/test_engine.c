@@ -1,0 +1,389 @@
+/* test_engine.c - Check suites for the simulator's engine (event order,
+ * teardown, independence of simulations), random streams, units, and the
+ * routes and paths of generated topologies. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ideal.h"
+#include "net.h"
+#include "sim.h"
+#include "units.h"
+#include "util.h"
+
+/* ---- a component that records the order its events fire in ---------------- */
+/* events carry a number in their pointer */
+static void *tag(uint32_t v) { return (void *)(uintptr_t)v; }
+
+#define MAX_LOG 1024
+
+struct recorder {
+    struct sim_component comp;
+    uint32_t log[MAX_LOG];
+    sim_time_t at[MAX_LOG];
+    size_t n;
+    int finis;
+    /* when handling event `spawn_on`, schedule `spawn` more at the same time */
+    uint32_t spawn_on, spawn;
+};
+
+static void rec_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct recorder *r = (struct recorder *)c;
+    ck_assert_uint_lt(r->n, MAX_LOG);
+    uint32_t v = (uint32_t)(uintptr_t)ev->ptr;
+    r->log[r->n] = v;
+    r->at[r->n++] = ev->time;
+    ck_assert_uint_eq(ev->time, sim_now(c->sim));
+    ck_assert_uint_eq(sim_event_kind(ev), SIM_EV_USER);
+    if (r->spawn && v == r->spawn_on)
+        for (uint32_t i = 0; i < r->spawn; i++)
+            sim_schedule(c->sim, ev->time, c, SIM_EV_USER, tag(1000 + i));
+}
+
+static void rec_fini(struct sim_component *c) { ((struct recorder *)c)->finis++; }
+
+static const struct sim_component_ops rec_ops = {
+    .type = "recorder",
+    .handle = rec_handle,
+    .fini = rec_fini,
+};
+
+START_TEST(equal_times_fire_in_schedule_order)
+{
+    struct sim *sim = sim_create(1);
+    struct recorder r = {0};
+    sim_component_add(sim, &r.comp, &rec_ops, "r");
+    /* 200 events over 4 timestamps, scheduled in a scrambled time order */
+    for (uint32_t i = 0; i < 200; i++)
+        sim_schedule(sim, (sim_time_t)((i * 7) % 4) * 10, &r.comp, SIM_EV_USER, tag(i));
+    ck_assert_uint_eq(sim_events_pending(sim), 200);
+    ck_assert_uint_eq(sim_run(sim, SIM_TIME_NEVER), 200);
+    for (size_t k = 1; k < r.n; k++) {
+        ck_assert_uint_le(r.at[k - 1], r.at[k]);
+        if (r.at[k - 1] == r.at[k])
+            ck_assert_uint_lt(r.log[k - 1], r.log[k]); /* scheduled earlier fires first */
+    }
+    ck_assert_uint_eq(sim_events_pending(sim), 0);
+    sim_destroy(sim);
+    ck_assert_int_eq(r.finis, 1);
+    ck_assert_str_eq(sim_event_kind_name(SIM_EV_USER), "user");
+    ck_assert_str_eq(sim_event_kind_name(SIM_EV_COUNT), "?");
+}
+END_TEST
+
+START_TEST(events_scheduled_now_fire_after_those_already_due)
+{
+    struct sim *sim = sim_create(1);
+    struct recorder r = {.spawn_on = 0, .spawn = 3};
+    sim_component_add(sim, &r.comp, &rec_ops, "r");
+    sim_schedule(sim, 5, &r.comp, SIM_EV_USER, tag(0));
+    sim_schedule(sim, 5, &r.comp, SIM_EV_USER, tag(1));
+    sim_schedule(sim, 6, &r.comp, SIM_EV_USER, tag(2));
+    sim_run(sim, SIM_TIME_NEVER);
+    const uint32_t want[] = {0, 1, 1000, 1001, 1002, 2};
+    ck_assert_uint_eq(r.n, 6);
+    for (size_t k = 0; k < 6; k++)
+        ck_assert_uint_eq(r.log[k], want[k]);
+    sim_destroy(sim);
+}
+END_TEST
+
+/* Events near and far (the wheel and the heap), many at equal times,
+ * scheduled before and during the run: they fire in (time, seq) order. */
+struct chaos {
+    struct sim_component comp;
+    struct sim_rng rng;
+    sim_time_t last_time;
+    uint64_t last_key, fired, spawned;
+};
+
+static sim_time_t chaos_delay(struct sim_rng *rng)
+{
+    switch (sim_rng_below(rng, 5)) {
+    case 0:
+        return 0;
+    case 1:
+        return sim_rng_below(rng, 4) * 512; /* slot boundaries */
+    case 2:
+        return sim_rng_below(rng, 3 * SIM_US);
+    case 3:
+        return sim_rng_below(rng, SIM_MS);
+    default:
+        return 2 * SIM_US + sim_rng_below(rng, 3) * 1024; /* about the wheel's edge */
+    }
+}
+
+static void chaos_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct chaos *x = (struct chaos *)c;
+    if (x->fired)
+        ck_assert(ev->time > x->last_time || (ev->time == x->last_time && ev->key > x->last_key));
+    x->last_time = ev->time;
+    x->last_key = ev->key;
+    x->fired++;
+    for (uint64_t n = sim_rng_below(&x->rng, 3); n && x->spawned < 100000; n--, x->spawned++)
+        sim_schedule(c->sim, ev->time + chaos_delay(&x->rng), c, SIM_EV_USER, NULL);
+}
+
+static const struct sim_component_ops chaos_ops = {.type = "chaos", .handle = chaos_handle};
+
+START_TEST(near_and_far_events_fire_in_order)
+{
+    struct sim *sim = sim_create(3);
+    struct chaos x = {0};
+    sim_component_add(sim, &x.comp, &chaos_ops, "chaos");
+    sim_rng_seed(&x.rng, 3, "test");
+    for (int i = 0; i < 2000; i++, x.spawned++)
+        sim_schedule(sim, chaos_delay(&x.rng), &x.comp, SIM_EV_USER, NULL);
+    sim_run(sim, SIM_TIME_NEVER);
+    ck_assert_uint_eq(x.fired, x.spawned);
+    ck_assert_uint_eq(sim_events_pending(sim), 0);
+    sim_destroy(sim);
+}
+END_TEST
+
+START_TEST(run_stops_at_the_horizon_and_resumes)
+{
+    struct sim *sim = sim_create(1);
+    struct recorder r = {0};
+    sim_component_add(sim, &r.comp, &rec_ops, "r");
+    for (uint32_t i = 0; i < 10; i++)
+        sim_schedule(sim, i * SIM_US, &r.comp, SIM_EV_USER, tag(i));
+    ck_assert_uint_eq(sim_run(sim, 4 * SIM_US), 5);
+    ck_assert_uint_eq(sim_now(sim), 4 * SIM_US);
+    ck_assert_uint_eq(sim_events_pending(sim), 5);
+    ck_assert_uint_eq(sim_run(sim, SIM_TIME_NEVER), 5);
+    ck_assert_uint_eq(sim_events_pending(sim), 0);
+    ck_assert_uint_eq(sim_events_processed(sim), 10);
+    sim_destroy(sim);
+}
+END_TEST
+
+START_TEST(teardown_with_pending_events_runs_fini_and_frees_them)
+{
+    struct sim *sim = sim_create(1);
+    struct recorder a = {0}, b = {0};
+    sim_component_add(sim, &a.comp, &rec_ops, "a");
+    sim_component_add(sim, &b.comp, &rec_ops, "b");
+    for (uint32_t i = 0; i < 1000; i++)
+        sim_schedule(sim, i, i % 2 ? &a.comp : &b.comp, SIM_EV_USER, tag(i));
+    sim_run(sim, 99);
+    ck_assert_uint_eq(sim_events_pending(sim), 900);
+    sim_destroy(sim); /* the leak checker of the sanitizer build sees the rest */
+    ck_assert_int_eq(a.finis, 1);
+    ck_assert_int_eq(b.finis, 1);
+}
+END_TEST
+
+START_TEST(two_simulations_in_one_process_are_independent)
+{
+    struct sim *s1 = sim_create(42), *s2 = sim_create(42);
+    struct recorder r1 = {0}, r2 = {0};
+    sim_component_add(s1, &r1.comp, &rec_ops, "r");
+    sim_component_add(s2, &r2.comp, &rec_ops, "r");
+    /* same seed and name: same stream; drawing from one leaves the other */
+    uint64_t x1 = sim_rng_next(&r1.comp.rng);
+    uint64_t x2 = sim_rng_next(&r2.comp.rng);
+    ck_assert_uint_eq(x1, x2);
+    for (uint32_t i = 0; i < 50; i++) {
+        sim_schedule(s1, i, &r1.comp, SIM_EV_USER, tag(i));
+        sim_schedule(s2, 100 - i, &r2.comp, SIM_EV_USER, tag(i));
+    }
+    sim_run(s1, 10);
+    ck_assert_uint_eq(sim_events_pending(s2), 50);
+    ck_assert_uint_eq(sim_now(s2), 0);
+    sim_run(s2, SIM_TIME_NEVER);
+    sim_run(s1, SIM_TIME_NEVER);
+    ck_assert_uint_eq(r1.n, 50);
+    ck_assert_uint_eq(r2.n, 50);
+    ck_assert_uint_eq(r2.log[0], 49);
+    sim_destroy(s1);
+    sim_destroy(s2);
+}
+END_TEST
+
+START_TEST(random_streams_depend_on_seed_and_name)
+{
+    struct sim_rng a, b, c;
+    sim_rng_seed(&a, 1, "h0-0");
+    sim_rng_seed(&b, 1, "h0-1");
+    sim_rng_seed(&c, 2, "h0-0");
+    uint64_t va = sim_rng_next(&a);
+    ck_assert_uint_ne(va, sim_rng_next(&b));
+    ck_assert_uint_ne(va, sim_rng_next(&c));
+    uint64_t hist[10] = {0};
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = sim_rng_below(&a, 10);
+        ck_assert_uint_lt(v, 10);
+        hist[v]++;
+        double u = sim_rng_unit(&a);
+        ck_assert(u >= 0 && u < 1);
+    }
+    for (int i = 0; i < 10; i++) /* 10000 expected; 5 sigma is 475 */
+        ck_assert(hist[i] > 9500 && hist[i] < 10500);
+}
+END_TEST
+
+/* ---- units ------------------------------------------------------------------------- */
+START_TEST(units_are_exact)
+{
+    uint64_t v;
+    double p;
+    ck_assert_ptr_null(sim__parse_time("1.5us", &v));
+    ck_assert_uint_eq(v, 1500000);
+    ck_assert_ptr_null(sim__parse_time("250ns", &v));
+    ck_assert_uint_eq(v, 250000);
+    ck_assert_ptr_null(sim__parse_time("2s", &v));
+    ck_assert_uint_eq(v, 2 * SIM_S);
+    ck_assert_ptr_null(sim__parse_time("1e-6s", &v));
+    ck_assert_uint_eq(v, SIM_US);
+    ck_assert_ptr_null(sim__parse_rate("100Gbps", &v));
+    ck_assert_uint_eq(v, UINT64_C(100000000000));
+    ck_assert_ptr_null(sim__parse_rate("2.5Gbps", &v));
+    ck_assert_uint_eq(v, UINT64_C(2500000000));
+    ck_assert_ptr_null(sim__parse_size("64KiB", &v));
+    ck_assert_uint_eq(v, 65536);
+    ck_assert_ptr_null(sim__parse_size("4096", &v));
+    ck_assert_uint_eq(v, 4096);
+    ck_assert_ptr_null(sim__parse_size("1.5KB", &v));
+    ck_assert_uint_eq(v, 1500);
+    ck_assert_ptr_null(sim__parse_prob("1e-6", &p));
+    ck_assert(p == 1e-6);
+    ck_assert_ptr_null(sim__parse_prob("0.5%", &p));
+    ck_assert(p == 0.005);
+    ck_assert_ptr_null(sim__parse_uint("0x1234", UINT64_MAX, &v));
+    ck_assert_uint_eq(v, 0x1234);
+}
+END_TEST
+
+START_TEST(bad_units_are_refused)
+{
+    uint64_t v;
+    double p;
+    const char *bad_times[] = {"10", "1.5", "us", "1.5 parsecs", "0.1ps", "-1us", "1e99s", ""};
+    for (size_t i = 0; i < sizeof bad_times / sizeof *bad_times; i++)
+        ck_assert_ptr_nonnull(sim__parse_time(bad_times[i], &v));
+    const char *bad_rates[] = {"100", "100Gbs", "100GB", "0Gbps", "1.5bps"};
+    for (size_t i = 0; i < sizeof bad_rates / sizeof *bad_rates; i++)
+        ck_assert_ptr_nonnull(sim__parse_rate(bad_rates[i], &v));
+    const char *bad_sizes[] = {"1.5", "64Kib", "x", "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof *bad_sizes; i++)
+        ck_assert_ptr_nonnull(sim__parse_size(bad_sizes[i], &v));
+    ck_assert_ptr_nonnull(sim__parse_prob("1.5", &p));
+    ck_assert_ptr_nonnull(sim__parse_prob("nan", &p));
+    ck_assert_ptr_nonnull(sim__parse_prob("101%", &p));
+    ck_assert_ptr_nonnull(sim__parse_uint("12a", UINT64_MAX, &v));
+    ck_assert_ptr_nonnull(sim__parse_uint("300", 255, &v));
+}
+END_TEST
+
+START_TEST(serialization_time_rounds_up)
+{
+    ck_assert_uint_eq(sim__ser_time(1, UINT64_C(100000000000)), 80);
+    ck_assert_uint_eq(sim__ser_time(1, UINT64_C(400000000000)), 20);
+    ck_assert_uint_eq(sim__ser_time(1, UINT64_C(3000000000)), 2667); /* 2666.67 */
+}
+END_TEST
+
+/* ---- routes in generated topologies -------------------------------------------------- */
+static struct sim_config *load_string(const char *text)
+{
+    char path[] = "/tmp/rdmasim-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char err[1024];
+    struct sim_config *cfg = sim_config_load(path, NULL, 0, err, sizeof err);
+    unlink(path);
+    if (!cfg)
+        ck_abort_msg("%s", err);
+    return cfg;
+}
+
+START_TEST(fat_tree_paths_have_the_expected_lengths)
+{
+    struct sim_config *cfg = load_string(
+        "payload: none\n"
+        "topology: {generate: {kind: fat-tree, k: 4}}\n"
+        "workload: {messages: [{src: h0, dst: h15, size: 1}]}\n");
+    struct sim_network *net = sim_network_create(cfg);
+    ck_assert_uint_eq(net->nhosts, 16);
+    /* k = 4: 2 hosts per edge switch, 4 per pod */
+    for (uint32_t a = 0; a < net->nhosts; a++) {
+        for (uint32_t b = 0; b < net->nhosts; b++) {
+            if (a == b)
+                continue;
+            uint32_t want = a / 2 == b / 2 ? 2 : a / 4 == b / 4 ? 4 : 6;
+            for (uint16_t sport = 0xc000; sport < 0xc010; sport++) {
+                struct sim_path p;
+                sim__path(net, a, b, sport, &p);
+                ck_assert_uint_eq(p.n, want);
+                sim__path_free(&p);
+            }
+        }
+    }
+    sim_network_destroy(net);
+    sim_config_free(cfg);
+}
+END_TEST
+
+START_TEST(equal_cost_paths_are_all_used)
+{
+    struct sim_config *cfg = load_string(
+        "payload: none\n"
+        "topology: {generate: {kind: leaf-spine, leaves: 2, spines: 4, hosts_per_leaf: 1}}\n"
+        "workload: {messages: [{src: h0, dst: h1, size: 1}]}\n");
+    struct sim_network *net = sim_network_create(cfg);
+    /* every spine carries some of 64 flows from h0 to h1 */
+    bool seen[4] = {false};
+    const struct sim_node *leaf = net->nodes[0];
+    for (uint16_t sport = 0xc000; sport < 0xc040; sport++) {
+        uint32_t port = sim__route(net, leaf, 1, sim__flow_hash(0, 1, sport, leaf->index));
+        ck_assert_uint_lt(port, leaf->nports);
+        const struct sim_node *spine = leaf->ports[port]->peer->node;
+        ck_assert_int_eq(strncmp(net->cfg->nodes[spine->index].name, "spine", 5), 0);
+        seen[spine->index - 2] = true;
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert(seen[i]);
+    sim_network_destroy(net);
+    sim_config_free(cfg);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *t = tcase_create("engine");
+    tcase_add_test(t, equal_times_fire_in_schedule_order);
+    tcase_add_test(t, events_scheduled_now_fire_after_those_already_due);
+    tcase_add_test(t, near_and_far_events_fire_in_order);
+    tcase_add_test(t, run_stops_at_the_horizon_and_resumes);
+    tcase_add_test(t, teardown_with_pending_events_runs_fini_and_frees_them);
+    tcase_add_test(t, two_simulations_in_one_process_are_independent);
+    tcase_add_test(t, random_streams_depend_on_seed_and_name);
+    suite_add_tcase(s, t);
+    t = tcase_create("units");
+    tcase_add_test(t, units_are_exact);
+    tcase_add_test(t, bad_units_are_refused);
+    tcase_add_test(t, serialization_time_rounds_up);
+    suite_add_tcase(s, t);
+    t = tcase_create("routes");
+    tcase_add_test(t, fat_tree_paths_have_the_expected_lengths);
+    tcase_add_test(t, equal_cost_paths_are_all_used);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
