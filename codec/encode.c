@@ -27,20 +27,26 @@ struct writer {
     uint8_t scratch[MAD_LEN]; /* written instead of buf once it overflowed */
 };
 
-/* Reserve n zeroed bytes; on overflow the scratch area is returned so callers
- * need no checks, and the overflow is reported once at the end. Callers
- * write at most MAD_LEN bytes into what they reserve, except payload copies,
- * which check for overflow first. */
-static uint8_t *reserve(struct writer *w, size_t n)
+/* Reserve n bytes without clearing them; on overflow the scratch area is
+ * returned so callers need no checks, and the overflow is reported once at
+ * the end. Callers write at most MAD_LEN bytes into what they reserve,
+ * except payload copies, which check for overflow first. */
+static uint8_t *reserve_raw(struct writer *w, size_t n)
 {
     if (w->overflow || n > w->cap - w->len) {
         w->overflow = true;
-        memset(w->scratch, 0, sizeof w->scratch);
         return w->scratch;
     }
     uint8_t *p = w->buf + w->len;
-    memset(p, 0, n);
     w->len += n;
+    return p;
+}
+
+/* Reserve n zeroed bytes. */
+static uint8_t *reserve(struct writer *w, size_t n)
+{
+    uint8_t *p = reserve_raw(w, n);
+    memset(p, 0, w->overflow ? sizeof w->scratch : n);
     return p;
 }
 
@@ -166,7 +172,8 @@ static size_t put_transport(struct writer *w, const struct rdma_pkt *pkt)
     if (mad) {
         put_mad_payload(w, pkt);
     } else {
-        uint8_t *p = reserve(w, plen);
+        /* The payload is copied, not cleared first: it is most of the bytes. */
+        uint8_t *p = pkt->payload ? reserve_raw(w, plen) : reserve(w, plen);
         if (pkt->payload && !w->overflow)
             memcpy(p, pkt->payload, plen);
     }
