@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cfg_fabric.h"
 #include "sim.h"
 
 struct cfg_pos {
@@ -61,6 +62,7 @@ struct cfg_nic {
     bool ipv6;
     uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
     uint8_t dscp;
+    struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
 };
 
 struct cfg_link_params {
@@ -79,6 +81,7 @@ struct cfg_node {
     bool trace;   /* capture every port */
     uint32_t nlinks;
     uint64_t buffer; /* switch: bytes of queue per port */
+    uint32_t swp;    /* switch: its parameters, cfg->fabric.sw[swp] */
     struct cfg_nic nic; /* host */
     struct cfg_pos pos;
 };
@@ -118,6 +121,7 @@ struct sim_config {
     size_t nlinks, caplinks;
     struct cfg_msg *msgs;
     size_t nmsgs, capmsgs;
+    struct cfg_fabric fabric;
 };
 
 /* Defaults, shared by the loader and docs/config.md. */

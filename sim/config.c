@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_fabric.h"
 #include "loader.h"
 #include "units.h"
 #include "util.h"
@@ -43,6 +44,7 @@ void sim__cfg_nic_defaults(struct cfg_nic *nic)
         .ecn = 2,
         .dscp = 26,
     };
+    sim__cfg_nic_fabric_defaults(&nic->fab);
 }
 
 /* A 256-byte payload with the largest headers (IPv6, UDP, BTH, RETH and
@@ -94,8 +96,8 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
 {
     static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
                                        "timeout", "retry_count", "rnr_retry", "rnr_timer",
-                                       "ipv6", "ecn", "dscp", NULL};
-    struct fy_node *v[12];
+                                       "ipv6", "ecn", "dscp", SIM_NIC_FABRIC_KEYS, NULL};
+    struct fy_node *v[12 + SIM_NNIC_FABRIC_KEYS];
     if (!sim__fields(L, map, what, keys, v))
         return false;
     uint64_t x;
@@ -145,7 +147,7 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
             return false;
         nic->dscp = (uint8_t)d;
     }
-    return true;
+    return sim__nic_fabric(L, v + 11, &nic->fab);
 }
 
 /* ---- topology -------------------------------------------------------------- */
@@ -155,13 +157,14 @@ static bool node_entry(struct loader *L, struct fy_node *item, enum cfg_node_kin
     const char *what = kind == CFG_HOST ? "host" : "switch";
     char name[VALUE_MAX];
     uint32_t idx;
-    struct fy_node *v[4] = {0};
+    struct fy_node *v[4 + SIM_NSWITCH_FABRIC_KEYS] = {0};
     if (fy_node_is_scalar(item) && !fy_node_is_alias(item)) {
         if (!sim__scalar(L, item, what, name, sizeof name) || !sim__add_node(L, name, kind, item, &idx))
             return false;
     } else {
         static const char *const host_keys[] = {"name", "trace", "nic", NULL};
-        static const char *const switch_keys[] = {"name", "trace", "buffer", NULL};
+        static const char *const switch_keys[] = {"name", "trace", "buffer", SIM_SWITCH_FABRIC_KEYS,
+                                                  NULL};
         if (!sim__fields(L, item, what, kind == CFG_HOST ? host_keys : switch_keys, v))
             return false;
         if (!v[0])
@@ -176,9 +179,10 @@ static bool node_entry(struct loader *L, struct fy_node *item, enum cfg_node_kin
         return false;
     if (kind == CFG_HOST && v[2])
         return nic_params(L, v[2], "host nic", &nd->nic);
-    if (kind == CFG_SWITCH && v[2])
-        return sim__get_size(L, v[2], "switch buffer", 0, UINT64_C(1) << 40, &nd->buffer);
-    return true;
+    if (kind == CFG_SWITCH && v[2] &&
+        !sim__get_size(L, v[2], "switch buffer", 0, UINT64_C(1) << 40, &nd->buffer))
+        return false;
+    return kind != CFG_SWITCH || sim__switch_fabric_own(L, v + 3, &nd->swp);
 }
 
 static bool node_list(struct loader *L, struct fy_node *seq, enum cfg_node_kind kind, uint64_t buffer)
@@ -236,11 +240,13 @@ static bool topology(struct loader *L, struct fy_node *map)
     if (v[0] && !sim__link_params(L, v[0], "link_defaults", &defaults))
         return false;
     if (v[1]) {
-        static const char *const skeys[] = {"buffer", NULL};
-        struct fy_node *sv[2];
+        static const char *const skeys[] = {"buffer", SIM_SWITCH_FABRIC_KEYS, NULL};
+        struct fy_node *sv[2 + SIM_NSWITCH_FABRIC_KEYS];
         if (!sim__fields(L, v[1], "switch_defaults", skeys, sv))
             return false;
         if (sv[0] && !sim__get_size(L, sv[0], "switch buffer", 0, UINT64_C(1) << 40, &buffer))
+            return false;
+        if (!sim__switch_fabric(L, sv + 1, &L->cfg->fabric.sw[0]))
             return false;
     }
     if (v[5]) {
@@ -478,8 +484,8 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
                       const char *work_file)
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
-                                       "topology", "workload", NULL};
-    struct fy_node *v[9];
+                                       "topology", "workload", SIM_TOP_FABRIC_KEYS, NULL};
+    struct fy_node *v[9 + SIM_NTOP_FABRIC_KEYS];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -507,7 +513,7 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     L->file = cfg->path;
     if (v[4] && !trace_list(L, v[4]))
         return false;
-    if (!check_hosts(L))
+    if (!check_hosts(L) || !sim__top_fabric(L, v + 8) || !sim__check_fabric(L))
         return false;
     if (!v[7])
         return sim__fail(L, root, "configuration: no 'workload'");
@@ -525,6 +531,7 @@ struct sim_config *sim_config_load(const char *path, const char *const *sets, si
     cfg->payload_data = true;
     cfg->snaplen = CFG_DEFAULT_SNAPLEN;
     sim__cfg_nic_defaults(&cfg->nic);
+    sim__cfg_fabric_init(&cfg->fabric);
 
     struct loader L = {.cfg = cfg, .err = err, .errcap = errcap};
     if (errcap)
@@ -590,5 +597,6 @@ void sim_config_free(struct sim_config *cfg)
     free(cfg->nodes);
     free(cfg->links);
     free(cfg->msgs);
+    sim__cfg_fabric_free(&cfg->fabric);
     free(cfg);
 }

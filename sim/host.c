@@ -140,6 +140,7 @@ static void schedule_recv(struct sim_host *h)
 static void host_init(struct sim_component *c)
 {
     struct sim_host *h = (struct sim_host *)c;
+    sim__nic_init_fabric(&h->nic);
     schedule_recv(h);
     schedule_send(h);
 }
@@ -167,15 +168,30 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
         if (now >= ((struct sim_qp *)ev->ptr)->rnr_until)
             sim__nic_wake(&h->nic, ev->ptr);
         break;
+    case SIM_EV_NIC_WAKE:
+        sim__nic_wake_event(&h->nic);
+        break;
+    case SIM_EV_NIC_RX:
+        sim__rxbuf_done(&h->nic);
+        break;
+    case SIM_EV_DCQCN:
+        sim__dcqcn_timer(ev->ptr, now);
+        break;
+    case SIM_EV_PFC_REFRESH:
+        sim__pfc_refresh(ev->ptr);
+        break;
     }
 }
 
 static void host_fini(struct sim_component *c)
 {
     struct sim_host *h = (struct sim_host *)c;
-    for (uint32_t i = 0; i < h->nic.nqps; i++)
+    for (uint32_t i = 0; i < h->nic.nqps; i++) {
+        free(h->nic.qps[i]->cc);
         sim__qp_fini(h->nic.qps[i]);
+    }
     free(h->nic.qps);
+    free(h->nic.paced);
     for (size_t i = 0; i < h->nmrs; i++)
         free(h->mrs[i].bytes);
     free(h->mrs);

@@ -7,17 +7,23 @@
  * (bit error rate); the flipped bit lies after the fifth byte of the BTH
  * (the ICRC covers the rest of the packet, but not the BTH's fifth byte),
  * so the receiver finds a bad ICRC and drops the frame, as hardware does.
+ *
+ * MAC control frames (EtherType 0x8808: PFC) end at the receiving port's
+ * MAC, which obeys them (pfc.c); the node never sees them. A link that
+ * goes down (fault.c) loses every frame that was on it: the one being
+ * serialized and those still propagating.
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "net.h"
+#include "fabric.h"
 #include "util.h"
 
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     struct sim *sim = p->comp.sim;
     p->sending = f;
+    p->tx_start = sim_now(sim);
     uint64_t bytes = (uint64_t)len + SIM_ETH_WIRE_EXTRA;
     sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
     p->st.busy += t;
@@ -30,13 +36,13 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 
 void sim__port_send(struct sim_port *p, struct sim_frame *f)
 {
-    if (sim__port_idle(p)) {
-        start(p, f, f->len);
+    if (p->down) {
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
         return;
     }
-    if (p->qbytes + f->len > p->qcap) {
-        p->st.drops++;
-        sim__frame_free(&p->node->net->pool, f);
+    if (sim__port_idle(p)) {
+        start(p, f, f->len);
         return;
     }
     if (p->ring_tail - p->ring_head == p->ring_cap) {
@@ -49,9 +55,6 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f)
         p->ring_cap = cap;
     }
     p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, f->len};
-    p->qbytes += f->len;
-    if (p->qbytes > p->st.max_queue)
-        p->st.max_queue = p->qbytes;
 }
 
 static void corrupt(struct sim_port *p, struct sim_frame *f)
@@ -69,7 +72,11 @@ static void tx_done(struct sim_port *p)
     struct sim *sim = p->comp.sim;
     struct sim_frame *f = p->sending;
     p->sending = NULL;
-    if (p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
+    if (p->down_at != SIM_TIME_NEVER && p->down_at >= p->tx_start) {
+        /* the link went down while the frame was leaving */
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+    } else if (p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
         p->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
     } else {
@@ -77,31 +84,58 @@ static void tx_done(struct sim_port *p)
             corrupt(p, f);
         sim_schedule(sim, sim_now(sim) + p->p.delay, &p->peer->comp, SIM_EV_ARRIVAL, f);
     }
+    if (p->down)
+        return;
     if (p->ring_head != p->ring_tail) {
         struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
-        p->qbytes -= q.len;
         start(p, q.f, q.len);
     } else if (p->node->nops->tx_ready) {
         p->node->nops->tx_ready(p->node, p);
     }
 }
 
+void sim__port_flush(struct sim_port *p)
+{
+    while (p->ring_head != p->ring_tail) {
+        struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, q.f);
+    }
+}
+
 static void arrival(struct sim_port *p, struct sim_frame *f)
 {
+    /* a frame that was on the link when it went down is lost (both ends
+     * of a link go down together) */
+    if (p->down_at != SIM_TIME_NEVER && p->down_at + p->p.delay >= sim_now(p->comp.sim)) {
+        p->peer->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+        return;
+    }
     p->st.rx_frames++;
     p->st.rx_bytes += f->len;
     if (p->pcap)
         sim__pcap_write(p->pcap, sim_now(p->comp.sim), f);
-    p->node->nops->receive(p->node, p, f);
+    if (f->len >= 14 && f->data[12] == 0x88 && f->data[13] == 0x08)
+        sim__pfc_receive(p, f);
+    else
+        p->node->nops->receive(p->node, p, f);
 }
 
 static void port_handle(struct sim_component *c, const struct sim_event *ev)
 {
     struct sim_port *p = (struct sim_port *)c;
-    if (sim_event_kind(ev) == SIM_EV_TX_DONE)
+    switch (sim_event_kind(ev)) {
+    case SIM_EV_TX_DONE:
         tx_done(p);
-    else if (sim_event_kind(ev) == SIM_EV_ARRIVAL)
+        break;
+    case SIM_EV_ARRIVAL:
         arrival(p, ev->ptr);
+        break;
+    case SIM_EV_PFC_EXPIRE:
+        sim__pfc_expire(p);
+        break;
+    }
 }
 
 const struct sim_component_ops sim__port_ops = {

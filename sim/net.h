@@ -54,6 +54,27 @@ struct sim_port_stats {
     uint64_t corrupted; /* bit errors put in frames leaving this port */
     uint64_t max_queue; /* bytes */
     sim_time_t busy;    /* time spent serializing */
+    /* the fabric (fabric.h) */
+    uint64_t headroom;       /* PFC headroom of each lossless priority, bytes */
+    uint64_t max_headroom;   /* the most of it a priority used */
+    uint64_t headroom_drops; /* lossless frames beyond the PFC headroom */
+    uint64_t watchdog_drops; /* frames the PFC watchdog dropped */
+    uint64_t pauses_sent, resumes_sent, pauses_received, resumes_received;
+    sim_time_t paused;       /* time priorities were paused, summed over priorities */
+    uint64_t ecn_marked, cnps_sent, cnps_received;
+};
+
+/* PFC at a port (pfc.c): pauses it obeys and pauses it sends. */
+struct sim_port_pfc {
+    uint8_t paused;     /* priorities the peer paused: none of their frames may start */
+    uint8_t xoff;       /* priorities this port is pausing its peer for */
+    bool honour;        /* obey pauses (a NIC may be told not to) */
+    uint16_t quanta;    /* pause time it sends */
+    sim_time_t quantum; /* 512 bit times at the port's rate */
+    sim_time_t refresh; /* XOFF is sent again this often */
+    sim_time_t until[SIM_PRIOS], since[SIM_PRIOS]; /* pauses received */
+    sim_time_t xoff_since[SIM_PRIOS];              /* pauses sent */
+    sim_time_t expire_at, refresh_at;              /* pending events, or SIM_TIME_NEVER */
 };
 
 struct sim_node;
@@ -73,20 +94,26 @@ struct sim_port {
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
     uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
-    /* Egress FIFO: a ring of frames with their lengths, so that queueing
-     * and dequeueing never touch the frames themselves, which are cold
-     * after waiting in a long queue. */
+    /* Frames the node pushed (MAC control frames), sent before the node is
+     * asked for its next one: a ring of frames with their lengths. The
+     * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
     struct sim_frame *sending;
-    uint64_t qbytes, qcap;
     struct sim_pcap *pcap;
     char *name; /* NODE-PORT */
+    bool down;          /* the link is down (fault.c) */
+    sim_time_t down_at; /* when it last went down, SIM_TIME_NEVER if never */
+    sim_time_t tx_start; /* when the frame being sent started */
+    struct sim_port_pfc pfc;
     struct sim_port_stats st;
 };
 
-/* Queue a frame for transmission; a full queue drops it (tail drop). */
+/* Send a frame now, or after the frames already pushed; a port whose link
+ * is down loses it. */
 void sim__port_send(struct sim_port *port, struct sim_frame *f);
+/* Lose the frames pushed and not yet sent (the link went down). */
+void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)
 {
     return !p->sending && p->ring_head == p->ring_tail;
@@ -99,9 +126,13 @@ struct sim_network;
 struct sim_node_ops {
     /* A frame arrived on `in`; the node now owns it. */
     void (*receive)(struct sim_node *n, struct sim_port *in, struct sim_frame *f);
-    /* `port` finished a frame and its queue is empty: a chance to pull
-     * (optional). */
+    /* `port` finished a frame and its queue is empty, or a pause on it
+     * ended: a chance to pull (optional). */
     void (*tx_ready)(struct sim_node *n, struct sim_port *port);
+    /* The peer of `port` paused priority `prio` (optional; the PFC watchdog). */
+    void (*paused)(struct sim_node *n, struct sim_port *port, unsigned prio);
+    /* The link of `port` went down (optional): what waits for it is lost. */
+    void (*link_down)(struct sim_node *n, struct sim_port *port);
 };
 
 struct sim_node {
@@ -141,7 +172,8 @@ void sim__routes_free(struct sim_routes *r);
 uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt);
 
 /* ---- switches ---------------------------------------------------------------- */
-/* Output-queued: one FIFO per port, tail drop. */
+/* Output-queued, eight classes per port, a shared buffer, PFC and ECN
+ * (fabric.h). */
 struct sim_node *sim__switch_create(struct sim_network *net, uint32_t index);
 
 /* ---- messages ---------------------------------------------------------------- */
@@ -199,6 +231,7 @@ struct sim_network {
     size_t nconns;
     struct sim_frame_pool pool;
     uint64_t finished; /* messages completed or failed */
+    struct sim_fabric *fabric; /* monitor, faults and their records (fabric.h) */
 };
 
 /* Compare completed messages' destination bytes with their source. */

@@ -78,7 +78,7 @@ static void build_ports(struct sim_network *net)
             p->corrupt_log = log1p(-cl->p.ber);
             if ((8 * SIM_S) % cl->p.rate == 0)
                 p->ps_per_byte = 8 * SIM_S / cl->p.rate;
-            p->qcap = cn->kind == CFG_SWITCH ? cn->buffer : UINT64_MAX;
+            p->down_at = SIM_TIME_NEVER;
             p->name = sim__xasprintf("%s-%u", cn->name, p->index);
             n->ports[p->index] = p;
             sim_component_add(net->sim, &p->comp, &sim__port_ops, p->name);
@@ -328,6 +328,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     build_conns(net);
     build_messages(net);
     build_work(net);
+    sim__fabric_create(net);
     return net;
 }
 
@@ -338,6 +339,7 @@ void sim_network_destroy(struct sim_network *net)
     for (size_t i = 0; i < net->nports; i++)
         sim__pcap_close(net->ports[i].pcap);
     sim_destroy(net->sim);
+    sim__fabric_destroy(net);
     for (size_t i = 0; i < net->nports; i++) {
         free(net->ports[i].name);
         free(net->ports[i].ring);
@@ -365,6 +367,8 @@ void sim_network_run(struct sim_network *net)
 {
     if (net->finished < net->nmsgs)
         sim_run(net->sim, net->cfg->stop);
+    for (size_t i = 0; i < net->nports; i++)
+        sim__pfc_settle(&net->ports[i]);
     sim__verify(net);
 }
 
@@ -390,7 +394,11 @@ void sim_network_totals(const struct sim_network *net, struct sim_totals *t)
         t->frames += p->st.tx_frames;
         t->dropped += p->st.drops;
         t->lost += p->st.lost;
+        t->pauses += p->st.pauses_sent;
+        t->ecn_marked += p->st.ecn_marked;
+        t->cnps += p->st.cnps_sent;
     }
+    t->deadlocks = net->fabric->ndeadlocks;
     for (size_t i = 0; i < net->cfg->nnodes; i++)
         t->bad_frames += net->nodes[i]->bad_frames;
 }

@@ -4,10 +4,15 @@
  * frame, the NIC asks the queue pairs in its ring, round robin, for one
  * packet (responses before requests within a queue pair) and builds the
  * frame just in time. Nothing queues inside the NIC, so PSNs and
- * timestamps are those of the moment a frame goes on the wire, and a rate
- * limiter (DCQCN) later needs only to decide which queue pair may go.
+ * timestamps are those of the moment a frame goes on the wire.
+ *
+ * The fabric adds three rules to the pull. CNPs go first. Nothing of a
+ * priority the switch has paused (PFC) starts. A queue pair DCQCN limits
+ * waits in a heap until its pacing time (dcqcn.c); meanwhile it may still
+ * send acknowledgements, which are not rate limited.
  */
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nic.h"
@@ -49,6 +54,9 @@ void sim__opcodes_init(struct sim_opcodes *o)
         (uint8_t)find_opcode(req | RDMA_OPF_ATOMIC | RDMA_OPF_ONLY, "FetchAdd");
     o->ack = (uint8_t)find_opcode(rsp | RDMA_OPF_ACK, NULL);
     o->atomic_ack = (uint8_t)find_opcode(rsp | RDMA_OPF_ATOMIC | RDMA_OPF_ONLY, NULL);
+    for (unsigned c = 0; c < 256; c++)
+        if (rdma_opcodes[c].flags & RDMA_OPF_CNP)
+            o->cnp = (uint8_t)c;
 }
 
 const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len)
@@ -67,6 +75,48 @@ void sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_
     nic->dma->write(h, &h->mrs[mr], off, src, len);
 }
 
+/* ---- paced queue pairs: a min-heap by (next_tx, qpn) ---------------------------- */
+static bool earlier(const struct sim_qp *a, const struct sim_qp *b)
+{
+    return a->next_tx < b->next_tx || (a->next_tx == b->next_tx && a->qpn < b->qpn);
+}
+
+static void heap_push(struct sim_nic *nic, struct sim_qp *qp)
+{
+    if (nic->npaced == nic->cappaced) {
+        nic->cappaced = nic->cappaced ? 2 * nic->cappaced : 8;
+        nic->paced = sim__xrealloc(nic->paced, nic->cappaced * sizeof *nic->paced);
+    }
+    uint32_t i = nic->npaced++;
+    while (i && earlier(qp, nic->paced[(i - 1) / 2])) {
+        nic->paced[i] = nic->paced[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    nic->paced[i] = qp;
+    qp->in_heap = true;
+}
+
+static struct sim_qp *heap_pop(struct sim_nic *nic)
+{
+    struct sim_qp *top = nic->paced[0], *last = nic->paced[--nic->npaced];
+    uint32_t i = 0, n = nic->npaced;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && earlier(nic->paced[c + 1], nic->paced[c]))
+            c++;
+        if (!earlier(nic->paced[c], last))
+            break;
+        nic->paced[i] = nic->paced[c];
+        i = c;
+    }
+    if (n)
+        nic->paced[i] = last;
+    top->in_heap = false;
+    return top;
+}
+
 static void ring_append(struct sim_nic *nic, struct sim_qp *qp)
 {
     if (qp->in_ring)
@@ -80,9 +130,33 @@ static void ring_append(struct sim_nic *nic, struct sim_qp *qp)
     nic->ring_tail = qp;
 }
 
+/* An acknowledgement (not READ data) is next in the responder's queue. */
+static bool ack_next(const struct sim_qp *qp)
+{
+    return qp->out_head != qp->out_tail && qp->out[qp->out_head & (qp->out_cap - 1)].kind != RESP_READ;
+}
+
 static void pull(struct sim_nic *nic)
 {
+    struct sim_port *port = nic->port;
     struct rdma_pkt pkt;
+    if (port->down)
+        return;
+    if (nic->cnp_head && !(port->pfc.paused & (1u << nic->cnp_prio))) {
+        struct sim_frame *f = nic->cnp_head;
+        nic->cnp_head = f->next;
+        if (!nic->cnp_head)
+            nic->cnp_tail = NULL;
+        f->next = NULL;
+        port->st.cnps_sent++;
+        sim__port_send(port, f);
+        return;
+    }
+    if (port->pfc.paused & (1u << nic->prio))
+        return; /* the end of the pause calls tx_ready */
+    sim_time_t now = sim_now(port->comp.sim);
+    while (nic->npaced && nic->paced[0]->next_tx <= now)
+        ring_append(nic, heap_pop(nic));
     while (nic->ring_head) {
         struct sim_qp *qp = nic->ring_head;
         nic->ring_head = qp->ring_next;
@@ -90,20 +164,56 @@ static void pull(struct sim_nic *nic)
             nic->ring_tail = NULL;
         qp->in_ring = false;
         memset(&pkt, 0, sizeof pkt);
-        if (!sim__resp_next(qp, &pkt) && !sim__req_next(qp, &pkt))
+        bool paced = qp->cc && qp->next_tx > now;
+        if (paced) {
+            if (!ack_next(qp) || !sim__resp_next(qp, &pkt)) {
+                if (!qp->in_heap)
+                    heap_push(nic, qp);
+                continue;
+            }
+        } else if (!sim__resp_next(qp, &pkt) && !sim__req_next(qp, &pkt)) {
             continue;
+        }
         struct sim_frame *f = nic->transport->frame(nic, qp, &pkt);
         assert(f);
-        sim__port_send(nic->port, f);
+        qp->st.tx_bytes += f->len;
+        if (qp->cc && !paced)
+            sim__dcqcn_sent(qp, f->len + SIM_ETH_WIRE_EXTRA);
+        sim__port_send(port, f);
         /* back to the end of the ring: round robin, one packet per turn */
         ring_append(nic, qp);
         return;
+    }
+    if (nic->npaced && nic->paced[0]->next_tx < nic->wake_at) {
+        nic->wake_at = nic->paced[0]->next_tx;
+        struct sim_host *h = nic->host;
+        sim_schedule(h->node.comp.sim, nic->wake_at, &h->node.comp, SIM_EV_NIC_WAKE, NULL);
     }
 }
 
 void sim__nic_wake(struct sim_nic *nic, struct sim_qp *qp)
 {
     ring_append(nic, qp);
+    if (sim__port_idle(nic->port))
+        pull(nic);
+}
+
+void sim__nic_wake_event(struct sim_nic *nic)
+{
+    if (sim_now(nic->host->node.comp.sim) != nic->wake_at)
+        return; /* superseded by an earlier one */
+    nic->wake_at = SIM_TIME_NEVER;
+    if (sim__port_idle(nic->port))
+        pull(nic);
+}
+
+void sim__nic_push_cnp(struct sim_nic *nic, struct sim_frame *f)
+{
+    if (nic->cnp_tail)
+        nic->cnp_tail->next = f;
+    else
+        nic->cnp_head = f;
+    nic->cnp_tail = f;
     if (sim__port_idle(nic->port))
         pull(nic);
 }
@@ -116,20 +226,47 @@ void sim__nic_tx_ready(struct sim_node *n, struct sim_port *port)
 
 void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
-    struct sim_host *h = (struct sim_host *)n;
-    struct sim_nic *nic = &h->nic;
-    struct rdma_pkt pkt;
+    struct sim_nic *nic = &((struct sim_host *)n)->nic;
     (void)in;
+    if (nic->rx.rate)
+        sim__rxbuf_put(nic, f);
+    else
+        sim__nic_take(nic, f);
+}
+
+void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
+{
+    struct sim_node *n = &nic->host->node;
+    struct rdma_pkt pkt;
     /* dropped: a bad ICRC, a malformed frame, or no such queue pair */
     if (!nic->transport->parse(nic, f, &pkt) || pkt.bth.destqp - SIM_QPN_BASE >= nic->nqps) {
         n->bad_frames++;
+    } else if (pkt.op->flags & RDMA_OPF_CNP) {
+        nic->port->st.cnps_received++;
+        sim__dcqcn_cnp(nic->qps[pkt.bth.destqp - SIM_QPN_BASE]);
     } else {
         struct sim_qp *qp = nic->qps[pkt.bth.destqp - SIM_QPN_BASE];
         qp->st.rx_packets++;
+        unsigned ecn = pkt.present & RDMA_HDR_IP ? pkt.ip.dsfield_ecn : pkt.ipv6.tclass & 3u;
+        if (ecn == 3)
+            sim__dcqcn_ce(qp);
         if (pkt.op->flags & RDMA_OPF_REQUEST)
             sim__resp_receive(qp, &pkt);
         else
             sim__comp_receive(qp, &pkt);
     }
     sim__frame_free(&n->net->pool, f);
+}
+
+void sim__nic_init_fabric(struct sim_nic *nic)
+{
+    const struct sim_network *net = nic->host->node.net;
+    const struct cfg_nic *p = &net->cfg->nodes[nic->host->node.index].nic;
+    nic->prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->dscp);
+    nic->cnp_prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->fab.dcqcn.cnp_dscp);
+    nic->wake_at = SIM_TIME_NEVER;
+    sim__pfc_port_init(nic->port, p->fab.pfc, UINT16_MAX, 0);
+    sim__rxbuf_init(nic);
+    for (uint32_t i = 0; i < nic->nqps; i++)
+        sim__dcqcn_init(nic->qps[i]);
 }

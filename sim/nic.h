@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "net.h"
+#include "fabric.h"
 #include "rdma_codec.h"
 
 struct sim_host;
@@ -65,6 +65,8 @@ struct sim_transport_ops {
     /* Parse a received frame; false if it is to be dropped (bad ICRC,
      * malformed, not for this NIC). */
     bool (*parse)(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pkt *pkt);
+    /* A congestion notification (DCQCN) for the queue pair's peer. */
+    struct sim_frame *(*cnp)(struct sim_nic *nic, const struct sim_qp *qp);
 };
 extern const struct sim_transport_ops sim__transport_rocev2;
 
@@ -113,6 +115,7 @@ struct sim_qp_stats {
     uint64_t acks, naks_seq, rnr_naks, naks_other; /* sent by the responder */
     uint64_t timeouts, rewinds;
     uint64_t completed, bytes;
+    uint64_t tx_bytes; /* frame bytes sent */
 };
 
 struct sim_qp {
@@ -158,6 +161,11 @@ struct sim_qp {
     struct sim_atomic_result *atomics; /* the last max_rd_atomic results */
     uint32_t natomics;
 
+    /* congestion control */
+    struct sim_dcqcn *cc; /* NULL when DCQCN is off */
+    sim_time_t next_tx;   /* paced: no rate-limited frame before this */
+    bool in_heap;         /* waiting in the NIC's pacing heap */
+
     struct sim_qp_stats st;
 };
 
@@ -202,6 +210,7 @@ struct sim_opcodes {
     uint8_t req[SIM_OP_COUNT][4];
     uint8_t read_resp[4];
     uint8_t ack, atomic_ack;
+    uint8_t cnp;
 };
 void sim__opcodes_init(struct sim_opcodes *o);
 static inline enum sim_pos sim__pos_of(bool first, bool last)
@@ -223,6 +232,13 @@ struct sim_nic {
     uint8_t ip6[16];
     uint32_t ip4;
     struct sim_opcodes opc;
+    /* the fabric: priorities, CNPs waiting, paced queue pairs, receive buffer */
+    uint8_t prio, cnp_prio;
+    struct sim_frame *cnp_head, *cnp_tail;
+    struct sim_qp **paced; /* min-heap by next_tx */
+    uint32_t npaced, cappaced;
+    sim_time_t wake_at;    /* pending NIC_WAKE */
+    struct sim_rxbuf rx;
     uint8_t staging[4096]; /* payload read from host memory, or the fill pattern */
 };
 
@@ -234,6 +250,14 @@ void sim__nic_wake(struct sim_nic *nic, struct sim_qp *qp);
 /* The host node's side of its port: frames in, and room to send. */
 void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f);
 void sim__nic_tx_ready(struct sim_node *n, struct sim_port *port);
+/* Set up PFC, pacing, DCQCN and the receive buffer once the network exists. */
+void sim__nic_init_fabric(struct sim_nic *nic);
+/* Handle a frame the NIC has taken in. */
+void sim__nic_take(struct sim_nic *nic, struct sim_frame *f);
+/* Send a CNP ahead of the queue pairs' frames. */
+void sim__nic_push_cnp(struct sim_nic *nic, struct sim_frame *f);
+/* NIC_WAKE: a paced queue pair may be allowed to send. */
+void sim__nic_wake_event(struct sim_nic *nic);
 /* Payload of a region for the encoder: host bytes through the DMA path,
  * or the fill pattern with payload: none. */
 const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len);

@@ -254,12 +254,14 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
         fprintf(f, "%s\n    {\"port\": \"%s\", \"peer\": \"%s\", \"tx_frames\": %llu, "
                    "\"tx_bytes\": %llu, \"rx_frames\": %llu, \"rx_bytes\": %llu, "
                    "\"tail_drops\": %llu, \"lost\": %llu, \"corrupted\": %llu, "
-                   "\"max_queue_bytes\": %llu}",
+                   "\"max_queue_bytes\": %llu",
                 i ? "," : "", p->name, p->peer->name, (unsigned long long)p->st.tx_frames,
                 (unsigned long long)p->st.tx_bytes, (unsigned long long)p->st.rx_frames,
                 (unsigned long long)p->st.rx_bytes, (unsigned long long)p->st.drops,
                 (unsigned long long)p->st.lost, (unsigned long long)p->st.corrupted,
                 (unsigned long long)p->st.max_queue);
+        sim__fabric_port_json(f, p);
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"flows\": [");
     for (size_t i = 0; i < net->nconns; i++) {
@@ -283,7 +285,8 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
         }
         fprintf(f, "]}");
     }
-    fprintf(f, "\n  ]");
+    fprintf(f, "\n  ],\n");
+    sim__fabric_summary_json(f, net);
     if (wall >= 0)
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
     fprintf(f, "\n}\n");
@@ -351,7 +354,7 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
     if (!out_close(&o, err, errcap) || !out_open(&o, dir, "ports.csv", err, errcap))
         return -1;
     write_ports(net, o.f);
-    if (!out_close(&o, err, errcap))
+    if (!out_close(&o, err, errcap) || sim__fabric_write(net, dir, err, errcap))
         return -1;
     int rc = 0;
     for (size_t i = 0; i < net->nports; i++) {

@@ -1,7 +1,9 @@
 /* route.c - shortest-path routes computed from the graph, with equal-cost
  * multipath: a breadth-first search from every host gives each switch the
  * ports one hop closer to each host; a flow hash picks among them, so one
- * queue pair's frames always take one path and arrive in order.
+ * queue pair's frames always take one path and arrive in order. Links that
+ * are down (fault.c) are left out; routes are built again when one goes
+ * down or comes up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +88,7 @@ void sim__routes_build(struct sim_network *net)
                 continue;
             for (uint32_t p = 0; p < n->nports; p++) {
                 uint32_t v = n->ports[p]->peer->node->index;
-                if (dist[v] == UINT32_MAX) {
+                if (!n->ports[p]->down && dist[v] == UINT32_MAX) {
                     dist[v] = dist[u] + 1;
                     queue[qt++] = v;
                 }
@@ -104,7 +106,7 @@ void sim__routes_build(struct sim_network *net)
             uint32_t nc = 0;
             for (uint32_t p = 0; p < n->nports; p++) {
                 uint32_t v = n->ports[p]->peer->node->index;
-                if (dist[v] + 1 == dist[i])
+                if (!n->ports[p]->down && dist[v] + 1 == dist[i])
                     cand[nc++] = p;
             }
             if (nc == 0)

@@ -52,6 +52,15 @@ uint64_t sim_rng_below(struct sim_rng *rng, uint64_t n); /* [0, n), n > 0 */
     X(POST_RECV, "post-recv") /* a host posts a receive work request */      \
     X(QP_TIMEOUT, "qp-timeout") /* a queue pair's retransmission timer */    \
     X(QP_RNR, "qp-rnr")       /* a queue pair's RNR delay is over */         \
+    X(PFC_EXPIRE, "pfc-expire") /* a pause a port obeys runs out */          \
+    X(PFC_REFRESH, "pfc-refresh") /* time to send XOFF again */              \
+    X(PFC_WATCHDOG, "pfc-watchdog") /* has a class been paused too long? */  \
+    X(NIC_WAKE, "nic-wake")   /* a paced queue pair may send again */        \
+    X(NIC_RX, "nic-rx")       /* the NIC took a frame from its buffer */     \
+    X(DCQCN, "dcqcn")         /* a DCQCN rate or alpha timer */              \
+    X(LINK_FAULT, "link-fault") /* a link goes down or comes up */           \
+    X(SAMPLE, "sample")       /* sample queues and rates */                  \
+    X(DEADLOCK_CHECK, "deadlock-check") /* look for a PFC deadlock */        \
     X(USER, "user")           /* for components outside the network model */
 
 enum sim_event_kind {
@@ -162,8 +171,15 @@ struct sim_totals {
     uint64_t lost;        /* frames lost on links */
     uint64_t bad_frames;  /* frames a receiver dropped: bad ICRC or malformed */
     sim_time_t end;       /* simulated time when the run ended */
+    uint64_t pauses;      /* PFC frames that paused a priority */
+    uint64_t ecn_marked;  /* frames switches marked CE */
+    uint64_t cnps;        /* CNPs sent */
+    uint64_t deadlocks;   /* PFC deadlocks found */
 };
 void sim_network_totals(const struct sim_network *net, struct sim_totals *t);
+/* The i-th PFC deadlock found, as one line of text: when, and the cycle of
+ * paused ports. False past the last. */
+bool sim_network_deadlock(const struct sim_network *net, size_t i, char *buf, size_t cap);
 
 /* Write summary.json, messages.csv, ports.csv and the traced ports' pcaps
  * into dir (created if missing). Each file is written under a temporary

@@ -48,8 +48,9 @@ static void usage(FILE *f)
                "                  [--quiet] [--wall-time]\n"
                "\n"
                "Run the topology and workload CONFIG describes (see docs/config.md).\n"
-               "  -o, --out DIR        write summary.json, messages.csv, ports.csv and\n"
-               "                       pcap/NODE-PORT.pcap for the traced ports into DIR\n"
+               "  -o, --out DIR        write summary.json, messages.csv, ports.csv, pfc.csv,\n"
+               "                       qlen.csv, rates.csv and pcap/NODE-PORT.pcap for the\n"
+               "                       traced ports into DIR\n"
                "  -s, --seed N         the random seed (same as --set seed=N)\n"
                "  -S, --set KEY=VALUE  override a configuration key (nic.mtu=1024)\n"
                "  -c, --check          check the configuration and exit\n"
@@ -75,6 +76,15 @@ static void print_summary(struct sim_network *net, const char *path, const char 
            (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
            (unsigned long long)t.dropped, (unsigned long long)t.lost,
            (unsigned long long)t.bad_frames);
+    if (t.pauses || t.ecn_marked || t.cnps || t.deadlocks)
+        printf("  fabric     %llu PFC pauses, %llu ECN marks, %llu CNPs, %llu deadlocks\n",
+               (unsigned long long)t.pauses, (unsigned long long)t.ecn_marked,
+               (unsigned long long)t.cnps, (unsigned long long)t.deadlocks);
+    char line[1024];
+    for (size_t i = 0; i < 3 && sim_network_deadlock(net, i, line, sizeof line); i++)
+        printf("  deadlock   %s\n", line);
+    if (t.deadlocks > 3)
+        printf("  deadlock   ... and %llu more in summary.json\n", (unsigned long long)(t.deadlocks - 3));
     printf("  simulated  %.3f us, %llu events in %.3f s wall (%.2f M events/s)\n",
            (double)t.end / 1e6, (unsigned long long)events, wall,
            wall > 0 ? (double)events / wall / 1e6 : 0.0);
