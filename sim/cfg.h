@@ -19,6 +19,8 @@ struct cfg_pos {
     int line, col;
 };
 
+struct sim_pcie_config;
+
 /* Operations a message can ask for, with their configuration names. */
 #define SIM_OPS(X)                                                             \
     X(WRITE, "write")                                                          \
@@ -101,6 +103,7 @@ struct cfg_msg {
     sim_time_t start;
     sim_time_t recv_at; /* when the receive is posted (send, write_imm) */
     uint32_t imm;
+    uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
     uint64_t compare, swap_add, initial; /* atomics */
     struct cfg_pos pos;
 };
@@ -122,6 +125,7 @@ struct sim_config {
     struct cfg_msg *msgs;
     size_t nmsgs, capmsgs;
     struct cfg_fabric fabric;
+    struct sim_pcie_config *pcie; /* PCIe inside the hosts (pcie.h); NULL: none configured */
 };
 
 /* Defaults, shared by the loader and docs/config.md. */

@@ -186,9 +186,10 @@ static enum comp_state read(struct comp_ctx *c)
     uint64_t want = w->len - off < qp->mtu ? w->len - off : qp->mtu;
     if (pkt->payload_len != want)
         return COMP_DONE;
+    bool last = c->psn == sim__wqe_last_psn(w);
     if (want)
-        sim__nic_place(qp->nic, w->lmr, off, pkt->payload, (uint32_t)want);
-    if (c->psn == sim__wqe_last_psn(w)) {
+        sim__nic_place(qp->nic, w->lmr, off, pkt->payload, (uint32_t)want, last);
+    if (last) {
         retire(c, w, SIM_MSG_OK);
     } else {
         qp->una_psn = sim__psn_add(c->psn, 1);
@@ -208,7 +209,7 @@ static enum comp_state atomic(struct comp_ctx *c)
     uint8_t orig[8];
     for (int i = 0; i < 8; i++)
         orig[i] = (uint8_t)(c->pkt->atomicacketh.origremdt >> (8 * i));
-    sim__nic_place(qp->nic, w->lmr, 0, orig, 8);
+    sim__nic_place(qp->nic, w->lmr, 0, orig, 8, true);
     retire(c, w, SIM_MSG_OK);
     return COMP_DONE;
 }

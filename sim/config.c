@@ -15,6 +15,7 @@
 
 #include "config_fabric.h"
 #include "loader.h"
+#include "pcie.h"
 #include "units.h"
 #include "util.h"
 
@@ -162,7 +163,7 @@ static bool node_entry(struct loader *L, struct fy_node *item, enum cfg_node_kin
         if (!sim__scalar(L, item, what, name, sizeof name) || !sim__add_node(L, name, kind, item, &idx))
             return false;
     } else {
-        static const char *const host_keys[] = {"name", "trace", "nic", NULL};
+        static const char *const host_keys[] = {"name", "trace", "nic", "pcie", NULL};
         static const char *const switch_keys[] = {"name", "trace", "buffer", SIM_SWITCH_FABRIC_KEYS,
                                                   NULL};
         if (!sim__fields(L, item, what, kind == CFG_HOST ? host_keys : switch_keys, v))
@@ -176,6 +177,8 @@ static bool node_entry(struct loader *L, struct fy_node *item, enum cfg_node_kin
     struct cfg_node *nd = &L->cfg->nodes[idx];
     nd->buffer = buffer;
     if (v[1] && !sim__get_bool(L, v[1], "trace", &nd->trace))
+        return false;
+    if (kind == CFG_HOST && v[3] && !sim__pcie_host(L, idx, v[3]))
         return false;
     if (kind == CFG_HOST && v[2])
         return nic_params(L, v[2], "host nic", &nd->nic);
@@ -484,8 +487,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
                       const char *work_file)
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
-                                       "topology", "workload", SIM_TOP_FABRIC_KEYS, NULL};
-    struct fy_node *v[9 + SIM_NTOP_FABRIC_KEYS];
+                                       "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS };
+    struct fy_node *v[PCIE + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -505,6 +509,8 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
         return false;
     if (v[5] && !nic_params(L, v[5], "nic", &cfg->nic))
         return false;
+    if (v[PCIE] && !sim__pcie_top(L, v[PCIE]))
+        return false;
     if (!v[6])
         return sim__fail(L, root, "configuration: no 'topology'");
     L->file = topo_file;
@@ -520,7 +526,7 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     L->file = work_file;
     if (!sim__workload(L, v[7]))
         return false;
-    return sim__check_paths(L);
+    return sim__check_paths(L) && sim__pcie_check(L);
 }
 
 struct sim_config *sim_config_load(const char *path, const char *const *sets, size_t nsets,
@@ -598,5 +604,6 @@ void sim_config_free(struct sim_config *cfg)
     free(cfg->links);
     free(cfg->msgs);
     sim__cfg_fabric_free(&cfg->fabric);
+    sim__pcie_config_free(cfg->pcie);
     free(cfg);
 }

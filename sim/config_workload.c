@@ -18,15 +18,16 @@
 #include <string.h>
 
 #include "loader.h"
+#include "pcie.h"
 #include "units.h"
 #include "util.h"
 
 /* What every message and generator shares, in this order. */
 #define COMMON_KEYS "qp", "op", "size", "start", "repeat", "interval", "imm", "recv_at", \
-                    "compare", "swap", "add", "initial"
-#define NCOMMON 12
+                    "compare", "swap", "add", "initial", "src_mem", "dst_mem", "gpudirect"
+#define NCOMMON 15
 enum { C_QP, C_OP, C_SIZE, C_START, C_REPEAT, C_INTERVAL, C_IMM, C_RECV_AT, C_COMPARE, C_SWAP,
-       C_ADD, C_INITIAL };
+       C_ADD, C_INITIAL, C_SRC_MEM, C_DST_MEM, C_GPUDIRECT };
 
 struct tmpl {
     struct cfg_msg m; /* src, dst unset */
@@ -103,6 +104,10 @@ static bool template(struct loader *L, struct fy_node *owner, struct fy_node **v
     if (v[C_ADD] && !sim__get_uint(L, v[C_ADD], "add", 0, UINT64_MAX, &t->m.swap_add))
         return false;
     if (v[C_INITIAL] && !sim__get_uint(L, v[C_INITIAL], "initial", 0, UINT64_MAX, &t->m.initial))
+        return false;
+    /* where the buffers live (pcie.h), checked once the workload is known */
+    if ((v[C_SRC_MEM] || v[C_DST_MEM] || v[C_GPUDIRECT]) &&
+        !sim__pcie_mem(L, v[C_SRC_MEM], v[C_DST_MEM], v[C_GPUDIRECT], t->m.mem))
         return false;
     return true;
 }

@@ -4,7 +4,6 @@
  * do not mean a million events waiting in the queue.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "nic.h"
 #include "util.h"
@@ -38,26 +37,76 @@ uint32_t sim__host_add_mr(struct sim_host *h, uint64_t len, bool bytes)
     return idx;
 }
 
-/* ---- the instantaneous DMA path ---------------------------------------------- */
-static void dma_read(struct sim_host *h, const struct sim_mr *mr, uint64_t off, uint8_t *dst,
-                     uint32_t len)
+/* ---- the instantaneous DMA path: every step is done when it is asked for --- */
+static sim_time_t nic_now(const struct sim_nic *nic) { return sim_now(nic->host->node.comp.sim); }
+
+static sim_time_t instant_post_send(struct sim_nic *nic, struct sim_qp *qp, const struct sim_wqe *w)
 {
-    (void)h;
-    memcpy(dst, mr->bytes + off, len);
+    (void)qp;
+    (void)w;
+    return nic_now(nic);
 }
 
-static void dma_write(struct sim_host *h, struct sim_mr *mr, uint64_t off, const uint8_t *src,
-                      uint32_t len)
+static void instant_qp_step(struct sim_nic *nic, struct sim_qp *qp)
 {
-    (void)h;
-    if (mr->bytes)
-        memcpy(mr->bytes + off, src, len);
+    (void)nic;
+    (void)qp;
+}
+
+static bool instant_fetch(struct sim_nic *nic, struct sim_qp *qp, enum sim_dma_stream s,
+                          uint32_t item, uint64_t off, uint32_t len)
+{
+    (void)nic;
+    (void)qp;
+    (void)s;
+    (void)item;
+    (void)off;
+    (void)len;
+    return true;
+}
+
+static void instant_stream(struct sim_nic *nic, struct sim_qp *qp, enum sim_dma_stream s)
+{
+    (void)nic;
+    (void)qp;
+    (void)s;
+}
+
+static sim_time_t instant_write(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len,
+                                bool last)
+{
+    (void)mr;
+    (void)off;
+    (void)len;
+    (void)last;
+    return nic_now(nic);
+}
+
+static sim_time_t instant_atomic(struct sim_nic *nic, uint32_t mr, uint64_t off)
+{
+    (void)mr;
+    (void)off;
+    return nic_now(nic);
+}
+
+static void instant_complete(struct sim_nic *nic, struct sim_qp *qp, uint32_t msg,
+                             enum sim_msg_status st)
+{
+    (void)qp;
+    sim__msg_done(nic->host->node.net, msg, st, nic_now(nic));
 }
 
 const struct sim_dma_ops sim__dma_instant = {
     .name = "instant",
-    .read = dma_read,
-    .write = dma_write,
+    .post_send = instant_post_send,
+    .post_recv = instant_qp_step,
+    .fetch = instant_fetch,
+    .restart = instant_stream,
+    .ahead = instant_stream,
+    .write = instant_write,
+    .atomic = instant_atomic,
+    .recv_done = instant_qp_step,
+    .complete = instant_complete,
 };
 
 /* ---- posting work --------------------------------------------------------------- */
@@ -97,12 +146,15 @@ static void post_send(struct sim_host *h, uint32_t id)
         .compare = m->compare,
         .swap_add = m->swap_add,
         .npkts = sim__op_is_atomic(m->op) || !npkts ? 1 : npkts,
+        .ready_at = SIM_TIME_NEVER,
     };
     msg->posted = sim_now(h->node.comp.sim);
-    if (qp->error)
+    if (qp->error) {
         sim__qp_completed(qp, w, SIM_MSG_FLUSHED);
-    else
+    } else {
+        w->ready_at = h->nic.dma->post_send(&h->nic, qp, w);
         sim__nic_wake(&h->nic, qp);
+    }
 }
 
 static void post_recv(struct sim_host *h, uint32_t id)
@@ -121,6 +173,7 @@ static void post_recv(struct sim_host *h, uint32_t id)
         .mr = h->node.net->msgs[id].rmr,
         .msg = id,
     };
+    h->nic.dma->post_recv(&h->nic, qp);
 }
 
 static void schedule_send(struct sim_host *h)
@@ -179,6 +232,9 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
         break;
     case SIM_EV_PFC_REFRESH:
         sim__pfc_refresh(ev->ptr);
+        break;
+    case SIM_EV_DMA:
+        sim__nic_dma_event(&h->nic, ev->ptr);
         break;
     }
 }
@@ -255,16 +311,16 @@ struct sim_qp *sim__host_add_qp(struct sim_host *h, uint32_t conn, uint32_t peer
     qp->rnr_left = (uint8_t)cn->nic.rnr_retry;
     qp->deadline = SIM_TIME_NEVER;
     qp->timer_at = SIM_TIME_NEVER;
+    qp->wake_at = SIM_TIME_NEVER;
     qp->atomics = sim__xcalloc(cn->nic.max_rd_atomic, sizeof *qp->atomics);
     return qp;
 }
 
-/* The completion queue entry of a work request: the message's end time and
- * status. Work requests complete in order, from the head of the queue. */
+/* A work request is finished: it leaves the send queue now, and its
+ * completion queue entry goes to the host through the DMA path. Work
+ * requests complete in order, from the head of the queue. */
 void sim__qp_completed(struct sim_qp *qp, struct sim_wqe *w, enum sim_msg_status st)
 {
-    struct sim_network *net = sim__net_of(qp);
-    struct sim_msg *m = &net->msgs[w->msg];
     bool counted = (int32_t)(qp->sq_next - qp->sq_head) > 0;
     if (counted && sim__wqe_is_rd_atomic(w) && qp->rd_outstanding)
         qp->rd_outstanding--;
@@ -273,11 +329,17 @@ void sim__qp_completed(struct sim_qp *qp, struct sim_wqe *w, enum sim_msg_status
         qp->sq_next = qp->sq_head;
         qp->req_offset = 0;
     }
-    m->done = sim_now(net->sim);
-    m->status = (uint8_t)st;
     if (st == SIM_MSG_OK) {
         qp->st.completed++;
         qp->st.bytes += w->len;
     }
-    sim__message_finished(net, w->msg);
+    qp->nic->dma->complete(qp->nic, qp, w->msg, st);
+}
+
+void sim__msg_done(struct sim_network *net, uint32_t msg, enum sim_msg_status st, sim_time_t t)
+{
+    struct sim_msg *m = &net->msgs[msg];
+    m->done = t;
+    m->status = (uint8_t)st;
+    sim__message_finished(net, msg);
 }

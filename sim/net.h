@@ -215,6 +215,8 @@ struct sim_conn {
 };
 
 /* ---- the network ---------------------------------------------------------------- */
+struct sim_pcie_net;
+
 struct sim_network {
     struct sim *sim;
     const struct sim_config *cfg;
@@ -232,6 +234,7 @@ struct sim_network {
     struct sim_frame_pool pool;
     uint64_t finished; /* messages completed or failed */
     struct sim_fabric *fabric; /* monitor, faults and their records (fabric.h) */
+    struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie.h); NULL: DMA takes no time */
 };
 
 /* Compare completed messages' destination bytes with their source. */

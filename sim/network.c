@@ -12,6 +12,7 @@
 
 #include "ideal.h"
 #include "nic.h"
+#include "pcie.h"
 #include "util.h"
 
 const char *sim__msg_status_name(unsigned st)
@@ -329,6 +330,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     build_messages(net);
     build_work(net);
     sim__fabric_create(net);
+    sim__pcie_create(net);
     return net;
 }
 
@@ -336,6 +338,7 @@ void sim_network_destroy(struct sim_network *net)
 {
     if (!net)
         return;
+    sim__pcie_destroy(net);
     for (size_t i = 0; i < net->nports; i++)
         sim__pcap_close(net->ports[i].pcap);
     sim_destroy(net->sim);

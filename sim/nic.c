@@ -61,18 +61,38 @@ void sim__opcodes_init(struct sim_opcodes *o)
 
 const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len)
 {
-    struct sim_host *h = nic->host;
-    const struct sim_mr *r = &h->mrs[mr];
+    const struct sim_mr *r = &nic->host->mrs[mr];
     if (!r->bytes)
         return nic->staging; /* the fill pattern */
-    nic->dma->read(h, r, off, nic->staging, len);
+    memcpy(nic->staging, r->bytes + off, len);
     return nic->staging;
 }
 
-void sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src, uint32_t len)
+sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
+                          uint32_t len, bool last)
 {
-    struct sim_host *h = nic->host;
-    nic->dma->write(h, &h->mrs[mr], off, src, len);
+    struct sim_mr *r = &nic->host->mrs[mr];
+    if (r->bytes)
+        memcpy(r->bytes + off, src, len);
+    return nic->dma->write(nic, mr, off, len, last);
+}
+
+void sim__nic_wake_at(struct sim_nic *nic, struct sim_qp *qp, sim_time_t t)
+{
+    /* a wake already due earlier looks again then, and asks anew */
+    if (qp->wake_at != SIM_TIME_NEVER && qp->wake_at <= t)
+        return;
+    qp->wake_at = t;
+    sim_schedule(nic->host->node.comp.sim, t, &nic->host->node.comp, SIM_EV_DMA, qp);
+}
+
+void sim__nic_dma_event(struct sim_nic *nic, struct sim_qp *qp)
+{
+    if (sim_now(nic->host->node.comp.sim) >= qp->wake_at)
+        qp->wake_at = SIM_TIME_NEVER;
+    if (nic->dma->event)
+        nic->dma->event(nic, qp);
+    sim__nic_wake(nic, qp);
 }
 
 /* ---- paced queue pairs: a min-heap by (next_tx, qpn) ---------------------------- */

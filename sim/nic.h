@@ -1,12 +1,13 @@
 /* nic.h - hosts, their memory, the NIC and its reliable connected queue
  * pairs (IBA vol. 1 rel. 1.4, chapter 9.7 "Reliable Service").
  *
- * The NIC has two seams where later models plug in:
+ * The NIC has two seams where models plug in:
  *   - a transport (struct sim_transport_ops) turns the queue pair's
  *     transport packet (BTH and what follows) into a frame and back:
  *     RoCEv2 now; native InfiniBand with credits and iWARP over TCP later;
- *   - a DMA path (struct sim_dma_ops) moves payload between host memory
- *     and the NIC: instantaneous now; the PCIe model later.
+ *   - a DMA path (struct sim_dma_ops) says when the NIC's work on memory is
+ *     done: at once (sim__dma_instant), or as TLPs on the host's PCIe tree
+ *     (sim__dma_pcie, pcie.h).
  *
  * Queue pairs follow Linux rxe's split into requester (req.c), responder
  * (resp.c) and completer (comp.c), each an explicit state machine.
@@ -36,22 +37,63 @@ struct sim_mr {
     uint8_t *bytes; /* NULL with payload: none */
     uint32_t rkey;
     bool valid;     /* false once invalidated (SEND with Invalidate) */
+    uint16_t place; /* where it lives in the PCIe tree (PCIE_PLACE_*) */
+    uint32_t msg;   /* the message whose buffer it is */
 };
 
 /* rkey = (index + 1) << 8 | key byte: a stale or forged key fails. */
 struct sim_mr *sim__mr_lookup(struct sim_host *h, uint32_t rkey, uint64_t va, uint64_t len);
 
-/* ---- the DMA path ------------------------------------------------------------ */
+/* ---- the DMA path ------------------------------------------------------------
+ * Bytes move between memory and the NIC when the NIC builds or parses a
+ * frame (sim__nic_payload, sim__nic_place): nothing else writes a region
+ * while a message uses it, so they are the bytes a transfer would carry. A
+ * DMA path decides when each step is done. Where a queue pair has to wait,
+ * the path wakes it (sim__nic_wake_at) once the step is done. */
+enum sim_dma_stream {
+    SIM_DMA_REQ, /* request payload, over the send queue's work requests */
+    SIM_DMA_RESP /* READ response payload, over the responses queued */
+};
+
+struct sim_wqe;
+
 struct sim_dma_ops {
     const char *name;
-    /* Copy len bytes at offset off of a memory region into the NIC. */
-    void (*read)(struct sim_host *h, const struct sim_mr *mr, uint64_t off, uint8_t *dst,
-                 uint32_t len);
-    /* Copy len bytes from the NIC into a memory region. */
-    void (*write)(struct sim_host *h, struct sim_mr *mr, uint64_t off, const uint8_t *src,
-                  uint32_t len);
+    /* The host posted w on qp's send queue: the doorbell, and the WQE
+     * fetch. Returns when the NIC has the WQE, or SIM_TIME_NEVER when that
+     * is not known yet: the path then sets ready_at of the send queue's
+     * WQEs as it fetches them. */
+    sim_time_t (*post_send)(struct sim_nic *nic, struct sim_qp *qp, const struct sim_wqe *w);
+    /* The host posted a receive on qp. */
+    void (*post_recv)(struct sim_nic *nic, struct sim_qp *qp);
+    /* The next packet of stream s carries [off, off + len) of item `item`
+     * (a send queue index, or an index of qp->out): true when those bytes
+     * are in the NIC and the packet goes out now. Otherwise they are being
+     * read, and qp is woken when they are in. */
+    bool (*fetch)(struct sim_nic *nic, struct sim_qp *qp, enum sim_dma_stream s, uint32_t item,
+                  uint64_t off, uint32_t len);
+    /* Stream s goes back or drops items (go-back-N, responses dropped after
+     * a duplicate): what was read ahead is read again as it is needed. */
+    void (*restart)(struct sim_nic *nic, struct sim_qp *qp, enum sim_dma_stream s);
+    /* New items on stream s: a path may start reading them. */
+    void (*ahead)(struct sim_nic *nic, struct sim_qp *qp, enum sim_dma_stream s);
+    /* Received payload for [off, off + len) of region mr (last: the
+     * message's data is then complete): returns when the NIC is done with
+     * it. */
+    sim_time_t (*write)(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len, bool last);
+    /* An atomic on 8 bytes of region mr at off: returns when the original
+     * value is in the NIC. */
+    sim_time_t (*atomic)(struct sim_nic *nic, uint32_t mr, uint64_t off);
+    /* A receive of qp completed (SEND, WRITE with immediate). */
+    void (*recv_done)(struct sim_nic *nic, struct sim_qp *qp);
+    /* Work request `msg` of qp completed with status st: the completion
+     * entry. The message is done (sim__msg_done) when the host can see it. */
+    void (*complete)(struct sim_nic *nic, struct sim_qp *qp, uint32_t msg, enum sim_msg_status st);
+    /* A wake asked for with sim__nic_wake_at is due (optional). */
+    void (*event)(struct sim_nic *nic, struct sim_qp *qp);
 };
 extern const struct sim_dma_ops sim__dma_instant;
+extern const struct sim_dma_ops sim__dma_pcie;
 
 /* ---- the transport ---------------------------------------------------------- */
 struct sim_transport_ops {
@@ -82,6 +124,7 @@ struct sim_wqe {
     uint32_t imm, inv_rkey;
     uint64_t compare, swap_add;
     uint32_t first_psn, npkts;
+    sim_time_t ready_at; /* when the NIC has it (doorbell and WQE fetch), SIM_TIME_NEVER: unknown */
 };
 
 enum sim_resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
@@ -95,6 +138,7 @@ struct sim_resp_item {
     uint64_t off;
     uint32_t len, sent;
     uint64_t orig; /* atomic: the value before the operation */
+    sim_time_t ready_at; /* ACK: the data it acknowledges is written; atomic: executed */
 };
 
 struct sim_recv {
@@ -143,6 +187,7 @@ struct sim_qp {
     uint8_t retry_left, rnr_left;
     bool retrying; /* a go-back-N from una_psn is under way */
     sim_time_t rnr_until;
+    sim_time_t wake_at;  /* the DMA wake pending, SIM_TIME_NEVER if none */
     sim_time_t deadline; /* retransmission timeout, SIM_TIME_NEVER when idle */
     sim_time_t timer_at; /* the pending timer event, SIM_TIME_NEVER if none */
 
@@ -154,6 +199,7 @@ struct sim_qp {
     uint64_t rmsg_off;
     uint64_t rmsg_left; /* WRITE: bytes the RETH announced and not yet placed */
     uint32_t unacked;
+    sim_time_t written_at; /* when the NIC is done writing the data received so far */
     struct sim_recv *rq;
     uint32_t rq_cap, rq_head, rq_tail;
     struct sim_resp_item *out;
@@ -219,11 +265,14 @@ static inline enum sim_pos sim__pos_of(bool first, bool last)
 }
 
 /* ---- NIC and host ----------------------------------------------------------------- */
+struct sim_pcie_host;
+
 struct sim_nic {
     struct sim_host *host;
     struct sim_port *port;
     const struct sim_transport_ops *transport;
     const struct sim_dma_ops *dma;
+    struct sim_pcie_host *pcie; /* with sim__dma_pcie */
     struct rdma_decode_config dcfg;
     struct sim_qp **qps; /* by qpn - SIM_QPN_BASE */
     uint32_t nqps;
@@ -258,11 +307,17 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f);
 void sim__nic_push_cnp(struct sim_nic *nic, struct sim_frame *f);
 /* NIC_WAKE: a paced queue pair may be allowed to send. */
 void sim__nic_wake_event(struct sim_nic *nic);
-/* Payload of a region for the encoder: host bytes through the DMA path,
- * or the fill pattern with payload: none. */
+/* Wake qp at time t (a DMA step it waits for is done then). */
+void sim__nic_wake_at(struct sim_nic *nic, struct sim_qp *qp, sim_time_t t);
+/* The wake is due: the host's SIM_EV_DMA. */
+void sim__nic_dma_event(struct sim_nic *nic, struct sim_qp *qp);
+/* Payload of a region for the encoder: the region's bytes, or the fill
+ * pattern with payload: none. */
 const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len);
-/* Place received payload into a region through the DMA path. */
-void sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src, uint32_t len);
+/* Place received payload into a region; returns when the DMA path is done
+ * with it (last: the message's data is then complete). */
+sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
+                          uint32_t len, bool last);
 
 struct sim_host {
     struct sim_node node; /* handles POST_SEND, POST_RECV, QP_TIMEOUT, QP_RNR */
@@ -288,5 +343,7 @@ static inline sim_time_t sim__qp_now(struct sim_qp *qp) { return sim_now(qp->nic
 
 /* The requester finished a work request (either way). */
 void sim__qp_completed(struct sim_qp *qp, struct sim_wqe *w, enum sim_msg_status st);
+/* Its completion entry reached the host at t: the message is done. */
+void sim__msg_done(struct sim_network *net, uint32_t msg, enum sim_msg_status st, sim_time_t t);
 
 #endif

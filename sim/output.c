@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "nic.h"
+#include "pcie.h"
 #include "units.h"
 #include "util.h"
 
@@ -287,6 +288,10 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
     }
     fprintf(f, "\n  ],\n");
     sim__fabric_summary_json(f, net);
+    if (net->pcie) {
+        fprintf(f, ",\n  \"pcie\": ");
+        sim__pcie_write_json(net, f);
+    }
     if (wall >= 0)
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
     fprintf(f, "\n}\n");
@@ -297,7 +302,10 @@ static void write_messages(struct sim_network *net, FILE *f)
 {
     const struct sim_config *cfg = net->cfg;
     fprintf(f, "id,src,dst,qp,op,bytes,start_ps,end_ps,fct_ps,ideal_ps,slowdown,retransmissions,"
-               "status,data\n");
+               "status,data");
+    if (net->pcie)
+        sim__pcie_message_header(f);
+    fputc('\n', f);
     for (size_t i = 0; i < net->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         const struct sim_msg *msg = &net->msgs[i];
@@ -316,8 +324,11 @@ static void write_messages(struct sim_network *net, FILE *f)
         } else {
             fprintf(f, ",,%llu,,", (unsigned long long)msg->ideal);
         }
-        fprintf(f, "%u,%s,%s\n", msg->retx, sim__msg_status_name(msg->status),
+        fprintf(f, "%u,%s,%s", msg->retx, sim__msg_status_name(msg->status),
                 msg->data_ok < 0 ? "unchecked" : msg->data_ok ? "ok" : "corrupted");
+        if (net->pcie)
+            sim__pcie_message_row(net, i, f);
+        fputc('\n', f);
     }
 }
 
@@ -356,6 +367,13 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
     write_ports(net, o.f);
     if (!out_close(&o, err, errcap) || sim__fabric_write(net, dir, err, errcap))
         return -1;
+    if (net->pcie) {
+        if (!out_open(&o, dir, "pcie.csv", err, errcap))
+            return -1;
+        sim__pcie_write_csv(net, o.f);
+        if (!out_close(&o, err, errcap))
+            return -1;
+    }
     int rc = 0;
     for (size_t i = 0; i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];

@@ -9,10 +9,13 @@
  * packet of each message, and every ack_request_every packets if asked.
  * At most max_rd_atomic READ and atomic requests are outstanding.
  *
+ * A work request waits until the NIC has it (doorbell and WQE fetch), and
+ * a packet until the DMA path has its payload in the NIC.
+ *
  * The state machine runs once each time the NIC asks this queue pair for a
  * packet:
- *   GET_WQE -> CHECK_LIMITS -> BUILD -> EMIT -> SENT
- *        \------------\-----------------------> IDLE
+ *   GET_WQE -> CHECK_LIMITS -> FETCH -> BUILD -> EMIT -> SENT
+ *        \------------\----------\-------------------> IDLE
  */
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #define REQ_STATES(X)                                                          \
     X(GET_WQE)                                                                 \
     X(CHECK_LIMITS)                                                            \
+    X(FETCH)                                                                   \
     X(BUILD)                                                                   \
     X(EMIT)                                                                    \
     X(SENT)                                                                    \
@@ -47,6 +51,11 @@ static enum req_state get_wqe(struct req_ctx *c)
     if (qp->error || qp->sq_next == qp->sq_tail)
         return REQ_IDLE;
     c->w = sim__wqe(qp, qp->sq_next);
+    /* not in the NIC yet: wake up when it is */
+    if (c->w->ready_at > sim__qp_now(qp)) {
+        sim__nic_wake_at(qp->nic, qp, c->w->ready_at);
+        return REQ_IDLE;
+    }
     return REQ_CHECK_LIMITS;
 }
 
@@ -70,7 +79,22 @@ static enum req_state check_limits(struct req_ctx *c)
     uint32_t outstanding = (qp->next_psn - qp->una_psn) & 0xffffff;
     if (outstanding + psns_needed(qp, c->w) > PSN_WINDOW)
         return REQ_IDLE;
-    return REQ_BUILD;
+    return REQ_FETCH;
+}
+
+static bool carries_payload(const struct sim_wqe *w) { return !sim__wqe_is_rd_atomic(w); }
+
+static enum req_state fetch(struct req_ctx *c)
+{
+    struct sim_qp *qp = c->qp;
+    const struct sim_wqe *w = c->w;
+    uint32_t off = qp->req_offset, len = 0;
+    if (carries_payload(w)) {
+        uint32_t left = w->len - off;
+        len = left < qp->mtu ? left : qp->mtu;
+    }
+    bool in = qp->nic->dma->fetch(qp->nic, qp, SIM_DMA_REQ, qp->sq_next, off, len);
+    return in ? REQ_BUILD : REQ_IDLE;
 }
 
 static enum req_state build(struct req_ctx *c)
@@ -167,6 +191,7 @@ typedef enum req_state (*req_fn)(struct req_ctx *);
 static const req_fn req_handlers[] = {
     [REQ_GET_WQE] = get_wqe,
     [REQ_CHECK_LIMITS] = check_limits,
+    [REQ_FETCH] = fetch,
     [REQ_BUILD] = build,
     [REQ_EMIT] = emit,
 };
@@ -197,6 +222,7 @@ void sim__req_rewind(struct sim_qp *qp, uint32_t psn)
     qp->sq_next = i;
     qp->next_psn = psn;
     qp->since_ackreq = 0;
+    qp->nic->dma->restart(qp->nic, qp, SIM_DMA_REQ);
     qp->rd_outstanding = 0;
     for (uint32_t j = qp->sq_head; j != qp->sq_next; j++)
         if (sim__wqe_is_rd_atomic(sim__wqe(qp, j)))

@@ -16,7 +16,10 @@
  *
  * What the responder sends waits in out[], in PSN order, until the NIC
  * pulls it; a plain ACK still waiting is replaced by a newer one
- * (coalescing), so a burst of requests costs one ACK on the wire.
+ * (coalescing), so a burst of requests costs one ACK on the wire. An ACK
+ * goes once the NIC is done writing the data it acknowledges, a READ
+ * response once the DMA path has read its payload, an atomic's response
+ * once the atomic has been carried out in memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,7 @@ static void queue_ack(struct sim_qp *qp, uint8_t syndrome, uint32_t psn)
         if (last->kind == RESP_ACK && last->syndrome == SYN_ACK && syndrome == SYN_ACK) {
             last->psn = psn;
             last->msn = qp->msn;
+            last->ready_at = qp->written_at;
             return;
         }
     }
@@ -92,8 +96,10 @@ static void queue_ack(struct sim_qp *qp, uint8_t syndrome, uint32_t psn)
     it->syndrome = syndrome;
     it->psn = psn;
     it->msn = qp->msn;
-    if (syndrome == SYN_ACK)
+    if (syndrome == SYN_ACK) {
+        it->ready_at = qp->written_at;
         qp->st.acks++;
+    }
     sim__nic_wake(qp->nic, qp);
 }
 
@@ -106,16 +112,18 @@ static void queue_read(struct sim_qp *qp, uint32_t psn, uint32_t mr, uint64_t of
     it->mr = mr;
     it->off = off;
     it->len = len;
+    qp->nic->dma->ahead(qp->nic, qp, SIM_DMA_RESP);
     sim__nic_wake(qp->nic, qp);
 }
 
-static void queue_atomic(struct sim_qp *qp, uint32_t psn, uint64_t orig)
+static void queue_atomic(struct sim_qp *qp, uint32_t psn, uint64_t orig, sim_time_t ready_at)
 {
     struct sim_resp_item *it = push(qp);
     it->kind = RESP_ATOMIC;
     it->psn = psn;
     it->msn = qp->msn;
     it->orig = orig;
+    it->ready_at = ready_at;
     sim__nic_wake(qp->nic, qp);
 }
 
@@ -239,11 +247,15 @@ static enum resp_state execute(struct resp_ctx *c)
         qp->atomics[qp->natomics++ % qp->p->max_rd_atomic] =
             (struct sim_atomic_result){.psn = c->psn, .orig = orig};
         qp->msn = sim__psn_add(qp->msn, 1);
-        queue_atomic(qp, c->psn, orig);
+        queue_atomic(qp, c->psn, orig, qp->nic->dma->atomic(qp->nic, c->mr, c->off));
         return RESP_COMPLETE;
     }
-    if (pkt->payload_len)
-        sim__nic_place(qp->nic, c->mr, c->off, pkt->payload, pkt->payload_len);
+    if (pkt->payload_len) {
+        sim_time_t t = sim__nic_place(qp->nic, c->mr, c->off, pkt->payload, pkt->payload_len,
+                                      is_last(c));
+        if (t > qp->written_at)
+            qp->written_at = t;
+    }
     return RESP_COMPLETE;
 }
 
@@ -263,8 +275,10 @@ static enum resp_state complete(struct resp_ctx *c)
     }
     qp->rmsg = RMSG_NONE;
     qp->msn = sim__psn_add(qp->msn, 1);
-    if (is_send(c) || (c->flags & RDMA_OPF_IMM))
+    if (is_send(c) || (c->flags & RDMA_OPF_IMM)) {
         qp->rq_head++;
+        qp->nic->dma->recv_done(qp->nic, qp);
+    }
     if (c->flags & RDMA_OPF_INV) {
         struct sim_host *h = sim__host_of(qp);
         uint32_t idx = (pkt->ieth.r_key >> 8) - 1;
@@ -301,12 +315,15 @@ static enum resp_state acknowledge(struct resp_ctx *c)
  * requests do not queue behind stale ones. */
 static void flush_from(struct sim_qp *qp, uint32_t psn)
 {
+    uint32_t tail = qp->out_tail;
     while (qp->out_tail != qp->out_head) {
         const struct sim_resp_item *it = &qp->out[(qp->out_tail - 1) & (qp->out_cap - 1)];
         if (sim__psn_diff(it->psn, psn) < 0 || (it->kind == RESP_READ && it->sent))
             break;
         qp->out_tail--;
     }
+    if (qp->out_tail != tail)
+        qp->nic->dma->restart(qp->nic, qp, SIM_DMA_RESP);
 }
 
 static enum resp_state duplicate(struct resp_ctx *c)
@@ -327,7 +344,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
         uint32_t n = qp->natomics < qp->p->max_rd_atomic ? qp->natomics : qp->p->max_rd_atomic;
         for (uint32_t i = 0; i < n; i++)
             if (qp->atomics[i].psn == c->psn) {
-                queue_atomic(qp, c->psn, qp->atomics[i].orig);
+                queue_atomic(qp, c->psn, qp->atomics[i].orig, 0);
                 break;
             }
         return RESP_DONE;
@@ -408,6 +425,10 @@ bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt)
     const struct sim_opcodes *opc = &qp->nic->opc;
     bool done = true;
     uint32_t psn = it->psn;
+    if (it->ready_at > sim__qp_now(qp)) {
+        sim__nic_wake_at(qp->nic, qp, it->ready_at);
+        return false;
+    }
     switch (it->kind) {
     case RESP_ACK:
         rdma_pkt_set_opcode(pkt, opc->ack);
@@ -421,6 +442,8 @@ bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt)
     case RESP_READ: {
         uint32_t left = it->len - it->sent;
         uint32_t n = left < qp->mtu ? left : qp->mtu;
+        if (!qp->nic->dma->fetch(qp->nic, qp, SIM_DMA_RESP, qp->out_head, it->sent, n))
+            return false;
         done = left <= qp->mtu;
         rdma_pkt_set_opcode(pkt, opc->read_resp[sim__pos_of(it->sent == 0, done)]);
         pkt->aeth.syndrome = SYN_ACK;

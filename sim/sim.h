@@ -61,6 +61,7 @@ uint64_t sim_rng_below(struct sim_rng *rng, uint64_t n); /* [0, n), n > 0 */
     X(LINK_FAULT, "link-fault") /* a link goes down or comes up */           \
     X(SAMPLE, "sample")       /* sample queues and rates */                  \
     X(DEADLOCK_CHECK, "deadlock-check") /* look for a PFC deadlock */        \
+    X(DMA, "dma")             /* a DMA step a queue pair waits for is done */ \
     X(USER, "user")           /* for components outside the network model */
 
 enum sim_event_kind {
