@@ -7,9 +7,10 @@
  *
  * decode --json prints some fifty members a frame, so the appends here are
  * inlined and write in place: member names are literals whose length is
- * known when compiling, and where the buffer has room for the longest
- * possible text a member is written after one bounds check. Near the end of
- * the buffer the checked appends of out.h write the same bytes.
+ * known when compiling, and the longest text a header object can take is
+ * known from its field list, so where the buffer has room for it the whole
+ * object is written after one bounds check. Near the end of the buffer the
+ * same bytes are made in a scratch area and go through the checked append.
  */
 #include <arpa/inet.h>
 
@@ -19,176 +20,211 @@
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* out_mem for a literal: the copy becomes a store or two. */
-static ALWAYS_INLINE void out_lit_(struct out *o, const char *s, size_t n)
-{
-    if (o->full || n > o->cap - o->len) {
-        o->full = true;
-        return;
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-}
-#define out_lit(o, s) out_lit_((o), "" s, sizeof(s) - 1)
+#define out_lit(o, s) out_mem((o), "" s, sizeof(s) - 1)
 #define key(o, name) out_lit((o), "\"" name "\":")
 
-/* Where n bytes can be written directly, or NULL. */
-static ALWAYS_INLINE char *room(struct out *o, size_t n)
-{
-    return !o->full && o->cap - o->len >= n ? o->buf + o->len : NULL;
-}
+/* A literal at p; returns the end. */
+#define put_lit(p, s) (memcpy((p), "" s, sizeof(s) - 1), (p) + sizeof(s) - 1)
 
-/* Decimal digits of v at p; returns how many. */
-static size_t put_digits_long(char *p, uint64_t v)
-{
-    size_t n = 1;
-    for (uint64_t t = v; t >= 10; t /= 10)
-        n++;
-    for (size_t i = n; i-- > 0; v /= 10)
-        p[i] = (char)('0' + v % 10);
-    return n;
-}
-
-/* Most header fields are flags and small numbers: one and two digits are
- * written inline, longer numbers by a call. */
-static ALWAYS_INLINE size_t put_digits(char *p, uint64_t v)
+/* Most header fields are flags and small numbers: one and two digits take
+ * the shortest path. */
+static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
 {
     if (v < 10) {
-        p[0] = (char)('0' + v);
-        return 1;
+        *p = (char)('0' + v);
+        return p + 1;
     }
     if (v < 100) {
-        p[0] = (char)('0' + v / 10);
-        p[1] = (char)('0' + v % 10);
-        return 2;
+        memcpy(p, &OUT_DIGIT_PAIRS[2 * v], 2);
+        return p + 2;
     }
-    return put_digits_long(p, v);
+    return out_put_u64(p, v);
+}
+
+/* A header field: those of 16 bits or less (most of them) are written
+ * inline, wider ones by out_put_u64(). */
+static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
+{
+    if (size > 2 || v < 100)
+        return put_digits(p, v);
+    uint32_t x = (uint32_t)v;
+    if (x < 10000)
+        return out_put_small(p, x);
+    uint32_t hi = x / 10000; /* one digit: x < 65536 */
+    *p = (char)('0' + hi);
+    out_put4(p + 1, x - 10000 * hi);
+    return p + 5;
 }
 
 #define HEX_DIGITS "0123456789abcdef"
+#define ARRAY_MAX(len) (4 * (len) + 2) /* the longest of the forms below */
+
+/* An address or byte string at p, room for ARRAY_MAX(len); returns the end. */
+static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int kind)
+{
+    switch (kind) {
+    case RDMA_ARRAY_MAC:
+        for (size_t i = 0; i < len; i++) {
+            if (i)
+                *p++ = ':';
+            *p++ = HEX_DIGITS[a[i] >> 4];
+            *p++ = HEX_DIGITS[a[i] & 15];
+        }
+        return p;
+    case RDMA_ARRAY_IPV4:
+        for (size_t i = 0; i < len; i++) {
+            if (i)
+                *p++ = '.';
+            p = put_digits(p, a[i]);
+        }
+        return p;
+    case RDMA_ARRAY_IPV6: {
+        char tmp[INET6_ADDRSTRLEN];
+        size_t n = strlen(inet_ntop(AF_INET6, a, tmp, sizeof tmp));
+        memcpy(p, tmp, n);
+        return p + n;
+    }
+    default:
+        p = put_lit(p, "0x");
+        for (size_t i = 0; i < len; i++) {
+            *p++ = HEX_DIGITS[a[i] >> 4];
+            *p++ = HEX_DIGITS[a[i] & 15];
+        }
+        return p;
+    }
+}
 
 void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
 {
-    char *q = room(o, 4 * len + 2); /* the longest of the forms below */
-    switch (kind) {
-    case RDMA_ARRAY_MAC:
-        if (q) {
-            for (size_t i = 0; i < len; i++) {
-                if (i)
-                    *q++ = ':';
-                *q++ = HEX_DIGITS[p[i] >> 4];
-                *q++ = HEX_DIGITS[p[i] & 15];
-            }
-            break;
-        }
-        for (size_t i = 0; i < len; i++) {
-            if (i)
-                out_chr(o, ':');
-            out_hex(o, p[i], 2);
-        }
+    char *q = out_room(o, ARRAY_MAX(len));
+    if (q) {
+        out_end(o, put_array(q, p, len, kind));
         return;
-    case RDMA_ARRAY_IPV4:
-        if (q) {
-            for (size_t i = 0; i < len; i++) {
-                if (i)
-                    *q++ = '.';
-                q += put_digits(q, p[i]);
-            }
-            break;
-        }
-        for (size_t i = 0; i < len; i++) {
-            if (i)
-                out_chr(o, '.');
-            out_u64(o, p[i]);
-        }
-        return;
-    case RDMA_ARRAY_IPV6: {
+    }
+    /* near the end of the buffer: the same text, piece by piece */
+    if (kind == RDMA_ARRAY_IPV6) {
         char tmp[INET6_ADDRSTRLEN];
         out_str(o, inet_ntop(AF_INET6, p, tmp, sizeof tmp));
         return;
     }
-    default:
+    if (kind == RDMA_ARRAY_HEX)
         out_lit(o, "0x");
-        for (size_t i = 0; i < len; i++)
+    for (size_t i = 0; i < len; i++) {
+        if (i && kind != RDMA_ARRAY_HEX)
+            out_chr(o, kind == RDMA_ARRAY_MAC ? ':' : '.');
+        if (kind == RDMA_ARRAY_IPV4)
+            out_u64(o, p[i]);
+        else
             out_hex(o, p[i], 2);
-        return;
     }
-    o->len = (size_t)(q - o->buf);
 }
 
-/* Near the end of the buffer: the checked appends, kept out of line. */
-static __attribute__((noinline, cold)) void member_u64_checked(struct out *o, const char *key,
-                                                               size_t key_len, uint64_t v)
-{
-    out_mem(o, key, key_len);
-    out_u64(o, v);
-    out_chr(o, ',');
-}
+/* Text of at most `max` bytes written at p, which is either the buffer
+ * (room found) or scratch (near the end, copied by the checked append). */
+#define WRITE_BOUNDED(o, max, BODY)                                            \
+    do {                                                                       \
+        char scratch_[max];                                                    \
+        char *start_ = out_room((o), sizeof scratch_);                         \
+        char *p = start_ ? start_ : scratch_;                                  \
+        BODY;                                                                  \
+        if (start_)                                                            \
+            out_end((o), p);                                                   \
+        else                                                                   \
+            out_mem((o), scratch_, (size_t)(p - scratch_));                    \
+    } while (0)
 
-#define U64_ROOM 21 /* 20 digits and a comma */
-static ALWAYS_INLINE void member_u64_(struct out *o, const char *key, size_t key_len, uint64_t v)
+/* The members of a field list at p: "name":value, each with a comma. */
+#define PUT_FIELD_(name, type, byte, shift, width)                             \
+    p = put_lit(p, "\"" #name "\":");                                          \
+    p = put_field(p, h__->name, sizeof(type));                                 \
+    *p++ = ',';
+#define PUT_ARRAY_(name, byte, len, kind)                                      \
+    p = put_lit(p, "\"" #name "\":\"");                                        \
+    p = put_array(p, h__->name, len, kind);                                    \
+    p = put_lit(p, "\",");
+#define MAX_FIELD_(name, type, byte, shift, width) +sizeof("\"" #name "\":") + OUT_U64_MAX
+#define MAX_ARRAY_(name, byte, len, kind) +sizeof("\"" #name "\":\"\",") + ARRAY_MAX(len)
+#define FIELDS_MAX(LIST) (0 LIST(MAX_FIELD_, MAX_ARRAY_))
+
+#define JSON_FIELDS(o, LIST, h)                                                \
+    WRITE_BOUNDED(o, FIELDS_MAX(LIST), {                                       \
+        __typeof__(h) h__ = (h);                                               \
+        LIST(PUT_FIELD_, PUT_ARRAY_)                                           \
+    })
+
+/* A header object opened, with its fields; more members may follow. */
+#define JSON_OPEN(o, name, LIST, h)                                            \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{") + FIELDS_MAX(LIST), {            \
+        __typeof__(h) h__ = (h);                                               \
+        p = put_lit(p, "\"" name "\":{");                                      \
+        LIST(PUT_FIELD_, PUT_ARRAY_)                                           \
+    })
+
+/* A header object: the comma after its last member becomes the brace. */
+#define JSON_HEADER(o, name, LIST, h)                                          \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{") + FIELDS_MAX(LIST) + 1, {        \
+        __typeof__(h) h__ = (h);                                               \
+        p = put_lit(p, "\"" name "\":{");                                      \
+        LIST(PUT_FIELD_, PUT_ARRAY_)                                           \
+        p[-1] = '}';                                                           \
+        *p++ = ',';                                                            \
+    })
+
+#define member_u64(o, name, v)                                                 \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":") + OUT_U64_MAX, {                  \
+        p = put_lit(p, "\"" name "\":");                                       \
+        p = put_digits(p, (v));                                                \
+        *p++ = ',';                                                            \
+    })
+
+static ALWAYS_INLINE void member_str_(struct out *o, const char *key, size_t key_len,
+                                      const char *s)
 {
-    char *p = room(o, key_len + U64_ROOM);
+    size_t n = strlen(s);
+    char *p = out_room(o, key_len + n + 2);
     if (!p) {
-        member_u64_checked(o, key, key_len, v);
+        out_mem(o, key, key_len);
+        out_str(o, s);
+        out_lit(o, "\",");
         return;
     }
     memcpy(p, key, key_len);
-    p += key_len;
-    p += put_digits(p, v);
+    memcpy(p + key_len, s, n);
+    p += key_len + n;
+    *p++ = '"';
     *p++ = ',';
-    o->len = (size_t)(p - o->buf);
+    out_end(o, p);
 }
-#define member_u64(o, name, v)                                                 \
-    member_u64_((o), "\"" name "\":", sizeof("\"" name "\":") - 1, (v))
-
 #define member_str(o, name, s)                                                 \
-    do {                                                                       \
-        out_lit((o), "\"" name "\":\"");                                       \
-        out_str((o), (s));                                                     \
-        out_lit((o), "\",");                                                   \
-    } while (0)
+    member_str_((o), "\"" name "\":\"", sizeof("\"" name "\":\"") - 1, (s))
 
 #define member_bool(o, name, b)                                                \
     do {                                                                       \
-        key(o, name);                                                          \
         if (b)                                                                 \
-            out_lit((o), "true,");                                             \
+            out_lit((o), "\"" name "\":true,");                                \
         else                                                                   \
-            out_lit((o), "false,");                                            \
+            out_lit((o), "\"" name "\":false,");                               \
     } while (0)
 
 /* Members end with a comma; closing an object or the member list drops it. */
 static ALWAYS_INLINE void close_with(struct out *o, char c)
 {
+    char *p = out_room(o, 2);
+    if (p && o->len && p[-1] == ',') {
+        p[-1] = c;
+        *p = ',';
+        o->len++;
+        return;
+    }
     if (!o->full && o->len && o->buf[o->len - 1] == ',')
         o->len--;
     out_chr(o, c);
     out_chr(o, ',');
 }
 
-#define JSON_FIELD_(name, type, byte, shift, width) member_u64(o, #name, h__->name);
-#define JSON_ARRAY_(name, byte, len, kind)                                     \
-    out_lit(o, "\"" #name "\":\"");                                            \
-    rdma__out_array(o, h__->name, len, kind);                                  \
-    out_lit(o, "\",");
-#define JSON_FIELDS(LIST, h)                                                   \
-    do {                                                                       \
-        __typeof__(h) h__ = (h);                                               \
-        LIST(JSON_FIELD_, JSON_ARRAY_)                                         \
-    } while (0)
-
-#define JSON_HEADER(o, name, LIST, h)                                          \
-    do {                                                                       \
-        out_lit(o, "\"" name "\":{");                                          \
-        JSON_FIELDS(LIST, h);                                                  \
-        close_with(o, '}');                                                    \
-    } while (0)
-
 static void json_aeth(struct out *o, const struct rdma_aeth *aeth)
 {
-    key(o, "aeth");
-    out_chr(o, '{');
-    JSON_FIELDS(RDMA_AETH_FIELDS, aeth);
+    JSON_OPEN(o, "aeth", RDMA_AETH_FIELDS, aeth);
     unsigned kind = rdma_aeth_kind(aeth->syndrome), value = rdma_aeth_value(aeth->syndrome);
     member_str(o, "kind", rdma_aeth_kind_name(kind));
     if (kind == RDMA_AETH_ACK) {
@@ -211,19 +247,19 @@ static void json_cm(struct out *o, const struct rdma_cm *cm)
     member_str(o, "msg", rdma_cm_message_name(cm->attr));
     switch (cm->attr) {
     case RDMA_CM_REQ:
-        JSON_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req);
+        JSON_FIELDS(o, RDMA_CM_REQ_FIELDS, &cm->u.req);
         break;
     case RDMA_CM_REP:
-        JSON_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep);
+        JSON_FIELDS(o, RDMA_CM_REP_FIELDS, &cm->u.rep);
         break;
     case RDMA_CM_REJ:
-        JSON_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej);
+        JSON_FIELDS(o, RDMA_CM_REJ_FIELDS, &cm->u.rej);
         break;
     case RDMA_CM_DREQ:
-        JSON_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq);
+        JSON_FIELDS(o, RDMA_CM_DREQ_FIELDS, &cm->u.dreq);
         break;
     default:
-        JSON_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu);
+        JSON_FIELDS(o, RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu);
     }
     close_with(o, '}');
 }
@@ -253,13 +289,12 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
     close_with(o, '}');
 }
 
-static void json_crc(struct out *o, const struct rdma_crc *crc)
-{
-    out_chr(o, '{');
-    member_u64(o, "value", crc->value);
-    member_bool(o, "ok", crc->ok);
-    close_with(o, '}');
-}
+#define json_crc(o, name, crc)                                                 \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":,\"ok\":false},") + OUT_U64_MAX, {  \
+        p = put_lit(p, "\"" name "\":{\"value\":");                            \
+        p = put_digits(p, (crc)->value);                                       \
+        p = (crc)->ok ? put_lit(p, ",\"ok\":true},") : put_lit(p, ",\"ok\":false},"); \
+    })
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
 {
@@ -293,7 +328,7 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         out_chr(o, '[');
         for (unsigned i = 0; i < pkt->nvlan; i++) {
             out_chr(o, '{');
-            JSON_FIELDS(RDMA_VLAN_FIELDS, &pkt->vlan[i]);
+            JSON_FIELDS(o, RDMA_VLAN_FIELDS, &pkt->vlan[i]);
             close_with(o, '}');
         }
         close_with(o, ']');
@@ -301,9 +336,7 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
     if (has & RDMA_HDR_PFC)
         json_pfc(o, &pkt->pfc);
     if (has & RDMA_HDR_IP) {
-        key(o, "ip");
-        out_chr(o, '{');
-        JSON_FIELDS(RDMA_IP_FIELDS, &pkt->ip);
+        JSON_OPEN(o, "ip", RDMA_IP_FIELDS, &pkt->ip);
         member_bool(o, "checksum_ok", pkt->ip_checksum_ok);
         close_with(o, '}');
     }
@@ -316,9 +349,7 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
     if (has & RDMA_HDR_GRH)
         JSON_HEADER(o, "grh", RDMA_GRH_FIELDS, &pkt->grh);
     if (has & RDMA_HDR_BTH) {
-        key(o, "bth");
-        out_chr(o, '{');
-        JSON_FIELDS(RDMA_BTH_FIELDS, &pkt->bth);
+        JSON_OPEN(o, "bth", RDMA_BTH_FIELDS, &pkt->bth);
         member_str(o, "opcode_name", pkt->op && pkt->op->name ? pkt->op->name : "reserved");
         close_with(o, '}');
     }
@@ -346,14 +377,10 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         json_cm(o, &pkt->cm);
     if (has & RDMA_HDR_BTH)
         member_u64(o, "payload_len", pkt->payload_len);
-    if (pkt->icrc.present) {
-        key(o, "icrc");
-        json_crc(o, &pkt->icrc);
-    }
-    if (pkt->vcrc.present) {
-        key(o, "vcrc");
-        json_crc(o, &pkt->vcrc);
-    }
+    if (pkt->icrc.present)
+        json_crc(o, "icrc", &pkt->icrc);
+    if (pkt->vcrc.present)
+        json_crc(o, "vcrc", &pkt->vcrc);
     if (pkt->status != RDMA_OK)
         json_error(o, pkt);
     if (!o->full && o->len && buf[o->len - 1] == ',')

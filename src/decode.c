@@ -1,20 +1,56 @@
 /* decode.c - `rdmasim decode`: every frame of pcap/pcapng captures as a line
- * of text or a JSON object (NDJSON), streaming through libpcap. */
+ * of text or a JSON object (NDJSON), streaming (capture.c).
+ *
+ * A capture is cut into chunks of consecutive frames. Worker threads, one
+ * a core, decode chunks into text of their own, each taking the oldest
+ * chunk not yet taken, while the main thread reads the next chunks and
+ * writes finished ones in order, so the output is the same bytes as
+ * frame-by-frame decoding, and memory holds a few chunks, not the file.
+ * The main thread is the one all wait for, so it does as little as it
+ * can: of a classic pcap file it only finds where chunks begin and end
+ * (the workers read the records themselves), and it hands the mapping and
+ * unmapping of the file's pages to the workers (capture.h).
+ *
+ * iWARP decoding is stateful (a TCP connection is reassembled across
+ * frames, codec/tcp_stream.c), so frames carrying TCP take an ordered path:
+ * a worker decodes such a frame's headers and leaves a place for its lines
+ * in the chunk's text; the main thread, writing chunks in order, feeds the
+ * frame to the connection state and writes its lines into that place. The
+ * state therefore sees exactly the frames it would see frame by frame, in
+ * the same order. Frames without TCP leave the state untouched but for
+ * work it defers to the next frame fed (a connection closed by the frame
+ * before is forgotten then), which only shows if the capture ends there:
+ * so the last frame of a capture also takes the ordered path.
+ *
+ * Small captures (two chunks or fewer) are decoded by the main thread
+ * alone, through the same chunks.
+ */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pcap/pcap.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "capture.h"
 #include "cli.h"
+#include "out.h"
 #include "rdma_codec.h"
 #include "rdma_iwarp.h"
 
 #define OUT_BUFFER (1u << 20)
 #define LINE_MAX_BYTES 16384
-#define READ_BUFFER (64u << 10)
+#define CHUNK_FRAMES 2048
+#define CHUNK_BYTES (4u << 20) /* of frame data */
+#define CHUNK_OUT (1u << 20)   /* first size of a chunk's text; it grows */
+#define MAX_WORKERS 8
+#define SLOTS_PER_WORKER 4     /* chunks in flight a worker: slack for one late chunk */
+#define DEAD_MAX 8             /* released windows waiting for a worker to unmap them */
+#define INLINE_CHUNKS 1        /* decoded by the main thread before workers start */
 
 struct decode_opts {
     bool json;
@@ -50,34 +86,52 @@ static char *sink_line(struct sink *s)
     return s->buf + s->len;
 }
 
-static size_t put_u64(char *p, uint64_t v)
+/* n bytes in order after what the sink holds: small pieces join it, large
+ * ones are written as they are. */
+static void sink_write(struct sink *s, const char *p, size_t n)
 {
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return n;
+    if (!n)
+        return;
+    if (n <= OUT_BUFFER - s->len && n < LINE_MAX_BYTES) {
+        memcpy(s->buf + s->len, p, n);
+        s->len += n;
+        return;
+    }
+    sink_flush(s);
+    if (fwrite(p, 1, n, stdout) != n)
+        s->failed = true;
 }
 
+static size_t put_u64(char *p, uint64_t v) { return (size_t)(out_put_u64(p, v) - p); }
+
+/* The text of a time's seconds and its point, kept from line to line:
+ * consecutive frames mostly fall in the same second. */
+struct time_text {
+    bool valid;
+    int64_t sec;
+    size_t len;
+    char text[OUT_U64_MAX + 2];
+};
+
 /* seconds.nanoseconds, nine fraction digits */
-static size_t put_time(char *p, int64_t sec, uint32_t nsec)
+static size_t put_time(char *p, struct time_text *tt, int64_t sec, uint32_t nsec)
 {
-    size_t n = 0;
-    if (sec < 0) {
-        p[n++] = '-';
-        sec = -sec;
+    if (!tt->valid || tt->sec != sec) {
+        size_t n = 0;
+        if (sec < 0)
+            tt->text[n++] = '-';
+        n += put_u64(tt->text + n, sec < 0 ? 0 - (uint64_t)sec : (uint64_t)sec);
+        tt->text[n++] = '.';
+        tt->len = n;
+        tt->sec = sec;
+        tt->valid = true;
     }
-    n += put_u64(p + n, (uint64_t)sec);
-    p[n++] = '.';
-    for (int i = 8; i >= 0; i--) {
-        p[n + (size_t)i] = (char)('0' + nsec % 10);
-        nsec /= 10;
-    }
-    return n + 9;
+    memcpy(p, tt->text, sizeof tt->text); /* all of it: one fixed copy, the line has room */
+    p += tt->len;
+    uint32_t v = nsec % 1000000000;
+    *p = (char)('0' + v / 100000000);
+    out_put8(p + 1, v % 100000000);
+    return tt->len + 9;
 }
 
 static size_t put_str(char *p, const char *s)
@@ -87,6 +141,14 @@ static size_t put_str(char *p, const char *s)
     return n;
 }
 
+/* A frame of a chunk: where its bytes are and what its record says, with
+ * the time as libpcap gives it (capture.h). */
+struct frame {
+    int64_t sec, nsec;
+    uint32_t caplen, len;
+    const uint8_t *data;
+};
+
 /* A frame of an iWARP connection: its TCP segment and the PDU it completes. */
 struct iwarp_line {
     const struct rdma_iwarp_seg *seg;
@@ -94,8 +156,9 @@ struct iwarp_line {
     unsigned index;                   /* of the PDU among those the frame completes */
 };
 
-static size_t json_line(char *p, const char *file, uint64_t frame, const struct pcap_pkthdr *h,
-                        const struct rdma_pkt *pkt, const struct iwarp_line *iw)
+static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_t frame,
+                        const struct frame *h, const struct rdma_pkt *pkt,
+                        const struct iwarp_line *iw)
 {
     size_t n = put_str(p, "{\"frame\":");
     n += put_u64(p + n, frame);
@@ -111,7 +174,7 @@ static size_t json_line(char *p, const char *file, uint64_t frame, const struct 
         p[n++] = '"';
     }
     n += put_str(p + n, ",\"ts\":\"");
-    n += put_time(p + n, h->ts.tv_sec, (uint32_t)h->ts.tv_usec);
+    n += put_time(p + n, tt, h->sec, (uint32_t)h->nsec);
     n += put_str(p + n, "\",\"len\":");
     n += put_u64(p + n, h->len);
     n += put_str(p + n, ",\"caplen\":");
@@ -138,12 +201,12 @@ static size_t json_line(char *p, const char *file, uint64_t frame, const struct 
     return n;
 }
 
-static size_t text_line(char *p, uint64_t frame, const struct pcap_pkthdr *h,
-                        const struct timeval *first, const struct rdma_pkt *pkt,
+static size_t text_line(char *p, struct time_text *tt, uint64_t frame, const struct frame *h,
+                        const struct frame *first, const struct rdma_pkt *pkt,
                         const struct iwarp_line *iw)
 {
-    int64_t sec = h->ts.tv_sec - first->tv_sec;
-    int64_t nsec = (int64_t)h->ts.tv_usec - first->tv_usec;
+    int64_t sec = h->sec - first->sec;
+    int64_t nsec = h->nsec - first->nsec;
     if (nsec < 0) {
         nsec += 1000000000;
         sec--;
@@ -155,7 +218,7 @@ static size_t text_line(char *p, uint64_t frame, const struct pcap_pkthdr *h,
     memcpy(p + n, num, k);
     n += k;
     p[n++] = ' ';
-    n += put_time(p + n, sec, (uint32_t)nsec);
+    n += put_time(p + n, tt, sec, (uint32_t)nsec);
     p[n++] = ' ';
     n += iw ? rdma_iwarp_format_summary(pkt, iw->seg, iw->pdu, p + n, LINE_MAX_BYTES - n - 32)
             : rdma_format_summary(pkt, p + n, LINE_MAX_BYTES - n - 32);
@@ -198,20 +261,397 @@ static size_t end_line(char *p, bool json, uint64_t frame, const struct rdma_iwa
     return n;
 }
 
-/* libpcap reads a capture through stdio, whose buffer is one 4 KiB page
- * unless it is handed a larger one: at a few hundred bytes a frame, that is
- * a read() every ten frames. Standard input ("-") and files fopen() refuses
- * are left to libpcap, which opens and reports them as it always does. */
-static pcap_t *open_capture(const char *path, char *iobuf, size_t iobuf_len, char *errbuf)
+/* What the frames of one capture share. */
+struct file_job {
+    const struct decode_opts *opts;
+    const struct capture *cap; /* workers read records through it */
+    const char *name;          /* in JSON lines when several files are decoded */
+    unsigned linktype;
+    struct frame first;
+};
+
+/* A frame that takes the ordered path: its lines go at `at` in the text. */
+struct deferred {
+    uint64_t number;
+    struct frame frame;
+    size_t at;
+    struct rdma_pkt pkt;
+};
+
+enum chunk_state { CHUNK_FREE, CHUNK_FILLED, CHUNK_DECODED };
+
+struct chunk {
+    /* filled by the main thread */
+    uint64_t seq;         /* chunk number in the file */
+    uint64_t first_frame; /* the number of its first frame */
+    size_t n, bytes;
+    /* Non-NULL: the frames are the n records of the capture's mapping that
+     * begin here, which the worker reads itself (capture_record), since
+     * frame[] written on one core and read on another would cost a cache
+     * miss a frame; NULL: they are in frame[]. */
+    const uint8_t *run, *run_end;
+    bool last;            /* the capture ends with this chunk */
+    uint64_t mark;        /* the capture's mappings up to here go once it is written */
+    struct frame frame[CHUNK_FRAMES];
+    uint8_t *copy;        /* frames libpcap read, which it would overwrite */
+    size_t copy_len, copy_cap;
+    /* decoded by a worker */
+    char *out;
+    size_t out_len, out_cap;
+    struct deferred *def;
+    size_t ndef, def_cap;
+    uint64_t rdma, bad;
+    bool oom;
+    enum chunk_state state;
+};
+
+static bool chunk_room(struct chunk *ch)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
-    if (!f)
-        return pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-    setvbuf(f, iobuf, _IOFBF, iobuf_len);
-    pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-    if (!pc)
-        fclose(f);
-    return pc;
+    if (ch->out_cap - ch->out_len >= LINE_MAX_BYTES)
+        return true;
+    size_t cap = ch->out_cap ? 2 * ch->out_cap : CHUNK_OUT;
+    char *p = realloc(ch->out, cap);
+    if (!p)
+        return false;
+    ch->out = p;
+    ch->out_cap = cap;
+    return true;
+}
+
+static bool chunk_defer(struct chunk *ch, uint64_t number, const struct frame *f,
+                        const struct rdma_pkt *pkt)
+{
+    if (ch->ndef == ch->def_cap) {
+        size_t cap = ch->def_cap ? 2 * ch->def_cap : 64;
+        struct deferred *d = realloc(ch->def, cap * sizeof *d);
+        if (!d)
+            return false;
+        ch->def = d;
+        ch->def_cap = cap;
+    }
+    ch->def[ch->ndef++] = (struct deferred){number, *f, ch->out_len, *pkt};
+    return true;
+}
+
+/* Whether the frame carries a TCP segment, which the iWARP stream takes. */
+static bool carries_tcp(const struct rdma_pkt *pkt, const uint8_t *data)
+{
+    struct rdma_tcp tcp;
+    const uint8_t *payload;
+    uint32_t len;
+    return rdma_tcp_decode(pkt, data, &tcp, &payload, &len);
+}
+
+/* A worker's part: every frame of the chunk decoded, and the lines of all
+ * but those that take the ordered path. */
+static void decode_chunk(const struct file_job *job, struct chunk *ch)
+{
+    const struct decode_opts *opts = job->opts;
+    struct rdma_pkt pkt;
+    struct time_text tt = {.valid = false};
+    ch->out_len = ch->ndef = 0;
+    ch->rdma = ch->bad = 0;
+    ch->oom = false;
+    const uint8_t *record = ch->run;
+    for (size_t i = 0; i < ch->n; i++) {
+        struct frame run_frame;
+        const struct frame *f = &ch->frame[i];
+        if (record) {
+            struct capture_frame cf;
+            record = capture_record(job->cap, record, &cf);
+            run_frame = (struct frame){cf.sec, cf.nsec, cf.caplen, cf.len, cf.data};
+            f = &run_frame;
+        }
+        uint64_t frame = ch->first_frame + i;
+        rdma_decode(&opts->cfg, job->linktype, f->data, f->caplen, f->len, &pkt);
+        if (carries_tcp(&pkt, f->data) || (ch->last && i == ch->n - 1)) {
+            if (!chunk_defer(ch, frame, f, &pkt))
+                goto oom;
+            continue;
+        }
+        if (!chunk_room(ch))
+            goto oom;
+        char *p = ch->out + ch->out_len;
+        ch->out_len += opts->json ? json_line(p, &tt, job->name, frame, f, &pkt, NULL)
+                                  : text_line(p, &tt, frame, f, &job->first, &pkt, NULL);
+        if (pkt.proto != RDMA_PROTO_OTHER)
+            ch->rdma++;
+        if (frame_is_bad(&pkt))
+            ch->bad++;
+    }
+    return;
+oom:
+    ch->oom = true;
+}
+
+/* What the main thread writes with, in chunk order. */
+struct writer {
+    const struct file_job *job;
+    struct capture *cap;
+    struct rdma_iwarp_stream *iwarp;
+    struct time_text tt;
+    struct sink *out;
+    struct decode_stats *st;
+};
+
+/* The ordered path: one frame through the iWARP stream, one line per PDU it
+ * completes, or one line if it completes none. */
+static void ordered_frame(struct writer *wr, const struct frame *f, uint64_t frame,
+                          struct rdma_pkt *pkt)
+{
+    const struct file_job *job = wr->job;
+    struct rdma_iwarp_stream *iwarp = wr->iwarp;
+    struct sink *out = wr->out;
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
+    rdma_iwarp_feed(iwarp, pkt, f->data, frame, &seg);
+    bool bad = frame_is_bad(pkt);
+    struct iwarp_line iw = {&seg, NULL, 0};
+    while (true) {
+        bool more = rdma_iwarp_next(iwarp, &pdu);
+        if (!more && iw.index)
+            break;
+        iw.pdu = more ? &pdu : NULL;
+        bad |= more && pdu_is_bad(&pdu);
+        const struct iwarp_line *line = more || seg.iwarp ? &iw : NULL;
+        char *p = sink_line(out);
+        out->len += job->opts->json ? json_line(p, &wr->tt, job->name, frame, f, pkt, line)
+                                    : text_line(p, &wr->tt, frame, f, &job->first, pkt, line);
+        if (!more)
+            break;
+        iw.index++;
+    }
+    if (pkt->proto != RDMA_PROTO_OTHER)
+        wr->st->rdma++;
+    if (bad)
+        wr->st->bad++;
+}
+
+/* The main thread's part: a decoded chunk's text, with the lines of the
+ * frames that took the ordered path in their places. */
+static void write_chunk(struct writer *wr, struct chunk *ch)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < ch->ndef; i++) {
+        struct deferred *d = &ch->def[i];
+        sink_write(wr->out, ch->out + from, d->at - from);
+        from = d->at;
+        ordered_frame(wr, &d->frame, d->number, &d->pkt);
+    }
+    sink_write(wr->out, ch->out + from, ch->out_len - from);
+    wr->st->frames += ch->n;
+    wr->st->rdma += ch->rdma;
+    wr->st->bad += ch->bad;
+}
+
+/* Chunks in flight and the workers that decode them. */
+struct pipeline {
+    pthread_mutex_t lock;
+    pthread_cond_t filled;  /* a chunk or mapping work is ready for a worker, or stop is set */
+    pthread_cond_t decoded; /* a worker has finished a chunk */
+    struct chunk *slot;     /* chunk k is slot[k % nslots] */
+    size_t nslots;
+    unsigned nworkers, started;
+    uint64_t nfilled;       /* chunks 0 .. nfilled-1 have been filled */
+    uint64_t taken;         /* the next chunk a worker takes */
+    bool stop;
+    /* Mapping work the main thread hands over (capture.h), taken before
+     * chunks: a window's pages must be in before it gets there. */
+    bool has_ahead;
+    struct capture_span ahead;
+    size_t ndead;
+    struct capture_span dead[DEAD_MAX];
+    const struct file_job *job;
+    pthread_t worker[MAX_WORKERS];
+};
+
+static void set_state(struct pipeline *pl, struct chunk *ch, enum chunk_state state)
+{
+    pthread_mutex_lock(&pl->lock);
+    ch->state = state;
+    if (state == CHUNK_FILLED) {
+        pl->nfilled = ch->seq + 1;
+        pthread_cond_signal(&pl->filled);
+    } else if (state == CHUNK_DECODED) {
+        pthread_cond_signal(&pl->decoded);
+    }
+    pthread_mutex_unlock(&pl->lock);
+}
+
+/* A worker takes the oldest chunk no one has taken, rather than every
+ * n-th: when a worker falls behind (the main thread shares its core), the
+ * others go on with the chunks it would have had. */
+static void *worker_main(void *arg)
+{
+    struct pipeline *pl = arg;
+    for (;;) {
+        pthread_mutex_lock(&pl->lock);
+        while (!pl->stop && pl->taken == pl->nfilled && !pl->has_ahead && !pl->ndead)
+            pthread_cond_wait(&pl->filled, &pl->lock);
+        if (pl->stop) {
+            pthread_mutex_unlock(&pl->lock);
+            return NULL;
+        }
+        if (pl->has_ahead || pl->ndead) {
+            bool has_ahead = pl->has_ahead;
+            struct capture_span ahead = pl->ahead, dead[DEAD_MAX];
+            size_t ndead = pl->ndead;
+            memcpy(dead, pl->dead, ndead * sizeof *dead);
+            pl->has_ahead = false;
+            pl->ndead = 0;
+            pthread_mutex_unlock(&pl->lock);
+            if (has_ahead)
+                capture_populate(&ahead);
+            for (size_t i = 0; i < ndead; i++)
+                capture_unmap(&dead[i]);
+            continue;
+        }
+        struct chunk *ch = &pl->slot[pl->taken++ % pl->nslots];
+        pthread_mutex_unlock(&pl->lock);
+        decode_chunk(pl->job, ch);
+        set_state(pl, ch, CHUNK_DECODED);
+    }
+}
+
+static void pipeline_stop(struct pipeline *pl)
+{
+    if (!pl->started)
+        return;
+    pthread_mutex_lock(&pl->lock);
+    pl->stop = true;
+    pthread_cond_broadcast(&pl->filled);
+    pthread_mutex_unlock(&pl->lock);
+    for (unsigned i = 0; i < pl->started; i++)
+        pthread_join(pl->worker[i], NULL);
+    pl->started = 0;
+    pl->stop = false;
+}
+
+/* Give the workers the mapping work there is: mapping and unmapping pages
+ * costs as much as reading the records, and the main thread is the one
+ * the others wait for. */
+static void hand_over_mapping(struct pipeline *pl, struct capture *cap)
+{
+    pthread_mutex_lock(&pl->lock);
+    bool more = false;
+    if (!pl->has_ahead)
+        more = pl->has_ahead = capture_ahead(cap, &pl->ahead);
+    for (; pl->ndead < DEAD_MAX && capture_dead(cap, &pl->dead[pl->ndead]); pl->ndead++)
+        more = true;
+    if (more)
+        pthread_cond_signal(&pl->filled);
+    pthread_mutex_unlock(&pl->lock);
+}
+
+/* Start the workers from chunk first_seq on; false (and none running) if
+ * they cannot be. */
+static bool pipeline_start(struct pipeline *pl, uint64_t first_seq)
+{
+    pl->nfilled = pl->taken = first_seq;
+    for (unsigned i = 0; i < pl->nworkers; i++) {
+        if (pthread_create(&pl->worker[i], NULL, worker_main, pl)) {
+            pl->started = i;
+            pipeline_stop(pl);
+            return false;
+        }
+    }
+    pl->started = pl->nworkers;
+    return true;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+    free(ch->copy);
+    free(ch->out);
+    free(ch->def);
+}
+
+/* Add a frame to the chunk; false if the chunk must end before it. A
+ * chunk that begins with a record of the mapping takes the records that
+ * follow it there; any other takes any frame, and copies those libpcap
+ * read (it reuses its buffer) while its copy area has room. */
+static bool chunk_add(struct chunk *ch, const struct capture_frame *cf)
+{
+    if (!ch->n && cf->record)
+        ch->run = cf->record;
+    if (ch->run) {
+        if (cf->record != ch->run_end && ch->n)
+            return false;
+        ch->run_end = cf->data + cf->caplen;
+        ch->n++;
+        ch->bytes += cf->caplen;
+        return true;
+    }
+    const uint8_t *data = cf->data;
+    if (!cf->record && cf->caplen) {
+        if (ch->copy_cap - ch->copy_len < cf->caplen) {
+            if (ch->n)
+                return false;
+            size_t cap = cf->caplen > CHUNK_BYTES ? cf->caplen : CHUNK_BYTES;
+            uint8_t *p = malloc(cap);
+            if (!p)
+                return false;
+            free(ch->copy);
+            ch->copy = p;
+            ch->copy_cap = cap;
+        }
+        data = memcpy(ch->copy + ch->copy_len, cf->data, cf->caplen);
+        ch->copy_len += cf->caplen;
+    }
+    ch->frame[ch->n++] = (struct frame){cf->sec, cf->nsec, cf->caplen, cf->len, data};
+    ch->bytes += cf->caplen;
+    return true;
+}
+
+/* Fill ch from the capture, starting with the frame read ahead in cf, and
+ * read the next one into cf; returns what capture_next() last returned. */
+static int fill_chunk(struct chunk *ch, struct capture *cap, struct capture_frame *cf,
+                      uint64_t *frames)
+{
+    ch->first_frame = *frames + 1;
+    ch->n = ch->bytes = ch->copy_len = 0;
+    ch->run = NULL;
+    uint64_t mark = capture_mark(cap);
+    int rc = 1;
+    do {
+        if (!chunk_add(ch, cf))
+            break;
+        ++*frames;
+        mark = capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
+        rc = capture_next(cap, cf);
+    } while (rc == 1 && ch->n < CHUNK_FRAMES && ch->bytes < CHUNK_BYTES);
+    ch->mark = mark;
+    ch->last = rc != 1;
+    return rc;
+}
+
+/* One worker a core this process may run on. */
+static unsigned worker_count(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
+    return n < 1 ? 1 : n > MAX_WORKERS ? MAX_WORKERS : (unsigned)n;
+}
+
+/* Write the oldest chunk in flight once it is decoded, and free its slot;
+ * false if its worker ran out of memory. */
+static bool retire_chunk(struct pipeline *pl, uint64_t seq, struct writer *wr)
+{
+    struct chunk *ch = &pl->slot[seq % pl->nslots];
+    pthread_mutex_lock(&pl->lock);
+    while (ch->state != CHUNK_DECODED)
+        pthread_cond_wait(&pl->decoded, &pl->lock);
+    pthread_mutex_unlock(&pl->lock);
+    if (ch->oom)
+        return false;
+    write_chunk(wr, ch);
+    capture_release(wr->cap, ch->mark);
+    /* Workers unmap what is released; without them, this thread does. */
+    struct capture_span dead;
+    while (!pl->started && capture_dead(wr->cap, &dead))
+        capture_unmap(&dead);
+    set_state(pl, ch, CHUNK_FREE);
+    return true;
 }
 
 /* Decode one capture. Returns false if it could not be read to its end. */
@@ -219,83 +659,105 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
                         struct sink *out, struct decode_stats *st)
 {
     char errbuf[PCAP_ERRBUF_SIZE];
-    char iobuf[READ_BUFFER]; /* must outlive pc, which reads through it */
-    pcap_t *pc = open_capture(path, iobuf, sizeof iobuf, errbuf);
-    if (!pc) {
+    struct capture cap;
+    if (!capture_open(&cap, path, errbuf, sizeof errbuf)) {
         fprintf(stderr, "rdmasim decode: %s: %s\n", path, errbuf);
         return false;
     }
-    int linktype = pcap_datalink(pc);
+    int linktype = cap.linktype;
     if (!rdma_linktype_supported((unsigned)linktype)) {
         const char *name = pcap_datalink_val_to_name(linktype);
         fprintf(stderr,
                 "rdmasim decode: %s: link type %d (%s) is not supported; supported are "
                 "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
                 path, linktype, name ? name : "unknown");
-        pcap_close(pc);
+        capture_close(&cap);
         return false;
     }
+    struct file_job job = {opts, &cap, name_files ? path : NULL, (unsigned)linktype,
+                           {0, 0, 0, 0, NULL}};
+    struct pipeline pl = {.nworkers = worker_count(), .job = &job};
+    pl.nslots = pl.nworkers > 1 ? (size_t)pl.nworkers * SLOTS_PER_WORKER : 1;
+    pl.slot = calloc(pl.nslots, sizeof *pl.slot);
     struct rdma_iwarp_stream *iwarp = rdma_iwarp_stream_new();
-    if (!iwarp) {
+    if (!iwarp || !pl.slot) {
         fprintf(stderr, "rdmasim decode: out of memory\n");
-        pcap_close(pc);
+        rdma_iwarp_stream_free(iwarp);
+        free(pl.slot);
+        capture_close(&cap);
         return false;
     }
-    struct rdma_iwarp_seg seg;
-    struct rdma_iwarp_pdu pdu;
-    struct rdma_pkt pkt;
-    struct pcap_pkthdr *h;
-    const u_char *data;
-    struct timeval first = {0, 0};
-    uint64_t frame = 0;
-    int rc;
+    pthread_mutex_init(&pl.lock, NULL);
+    pthread_cond_init(&pl.filled, NULL);
+    pthread_cond_init(&pl.decoded, NULL);
+    struct writer wr = {&job, &cap, iwarp, {.valid = false}, out, st};
+    capture_hold(&cap);
     if (name_files && !opts->json) {
         char *p = sink_line(out);
         out->len += (size_t)snprintf(p, LINE_MAX_BYTES, "==> %s <==\n", path);
     }
-    while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
-        frame++;
-        if (frame == 1)
-            first = h->ts;
-        rdma_decode(&opts->cfg, (unsigned)linktype, data, h->caplen, h->len, &pkt);
-        rdma_iwarp_feed(iwarp, &pkt, data, frame, &seg);
-        bool bad = frame_is_bad(&pkt);
-        struct iwarp_line iw = {&seg, NULL, 0};
-        /* One line per PDU the frame completes; one line if it completes none. */
-        while (true) {
-            bool more = rdma_iwarp_next(iwarp, &pdu);
-            if (!more && iw.index)
-                break;
-            iw.pdu = more ? &pdu : NULL;
-            bad |= more && pdu_is_bad(&pdu);
-            const struct iwarp_line *line = more || seg.iwarp ? &iw : NULL;
-            char *p = sink_line(out);
-            out->len += opts->json ? json_line(p, name_files ? path : NULL, frame, h, &pkt, line)
-                                   : text_line(p, frame, h, &first, &pkt, line);
-            if (!more)
-                break;
-            iw.index++;
+    /* cf is always the next frame, read ahead: a chunk knows whether it is
+     * the last. */
+    struct capture_frame cf;
+    uint64_t frames = 0, filled = 0, written = 0;
+    int rc = capture_next(&cap, &cf);
+    if (rc == 1)
+        job.first = (struct frame){cf.sec, cf.nsec, 0, 0, NULL};
+    bool oom = false;
+    while (rc == 1 && !oom) {
+        while (written + pl.nslots <= filled && !oom)
+            oom = !retire_chunk(&pl, written++, &wr);
+        if (oom)
+            break;
+        struct chunk *ch = &pl.slot[filled % pl.nslots];
+        ch->seq = filled;
+        rc = fill_chunk(ch, &cap, &cf, &frames);
+        if (!ch->n) { /* not even one frame could be copied */
+            oom = true;
+            break;
         }
-        st->frames++;
-        if (pkt.proto != RDMA_PROTO_OTHER)
-            st->rdma++;
-        if (bad)
-            st->bad++;
+        if (!pl.started && filled >= INLINE_CHUNKS && !ch->last && pl.nworkers > 1)
+            pipeline_start(&pl, filled);
+        filled++;
+        if (pl.started) {
+            hand_over_mapping(&pl, &cap);
+            set_state(&pl, ch, CHUNK_FILLED);
+        } else {
+            decode_chunk(&job, ch);
+            ch->state = CHUNK_DECODED;
+            oom = !retire_chunk(&pl, written++, &wr);
+        }
     }
-    while (rdma_iwarp_finish(iwarp, &pdu)) {
-        char *p = sink_line(out);
-        out->len += end_line(p, opts->json, pdu.frame, &pdu);
-        st->bad += pdu_is_bad(&pdu);
+    while (written < filled && !oom)
+        oom = !retire_chunk(&pl, written++, &wr);
+    pipeline_stop(&pl);
+    for (size_t i = 0; i < pl.ndead; i++)
+        capture_unmap(&pl.dead[i]);
+    for (size_t i = 0; i < pl.nslots; i++)
+        chunk_free(&pl.slot[i]);
+    free(pl.slot);
+    pthread_cond_destroy(&pl.decoded);
+    pthread_cond_destroy(&pl.filled);
+    pthread_mutex_destroy(&pl.lock);
+    bool complete = rc != -1 && !oom;
+    if (oom) {
+        sink_flush(out);
+        fprintf(stderr, "rdmasim decode: out of memory\n");
+    } else {
+        struct rdma_iwarp_pdu pdu;
+        while (rdma_iwarp_finish(iwarp, &pdu)) {
+            char *p = sink_line(out);
+            out->len += end_line(p, opts->json, pdu.frame, &pdu);
+            st->bad += pdu_is_bad(&pdu);
+        }
     }
     rdma_iwarp_stream_free(iwarp);
-    bool complete = rc != PCAP_ERROR;
-    if (!complete) {
+    if (rc == -1 && !oom) {
         /* libpcap stops at a damaged record; the frames before it are out. */
         sink_flush(out);
-        fprintf(stderr, "rdmasim decode: %s: frame %" PRIu64 ": %s\n", path, frame + 1,
-                pcap_geterr(pc));
+        fprintf(stderr, "rdmasim decode: %s: frame %" PRIu64 ": %s\n", path, frames + 1, cap.error);
     }
-    pcap_close(pc);
+    capture_close(&cap);
     return complete;
 }
 

@@ -1,13 +1,13 @@
 /* replay.c - `rdmasim replay`: a capture to conversations, messages,
- * latencies, rates and anomalies, read once, streaming (capture.c). */
+ * latencies, rates and anomalies, read once, streaming (src/capture.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../capture.h"
 #include "../cli.h"
-#include "capture.h"
 #include "replay.h"
 
 #define DEFAULT_INTERVAL_NS 1000000u       /* 1 ms */
@@ -189,12 +189,13 @@ static void read_capture(struct replay *r, struct capture *cap)
     uint64_t t0 = 0;
     r->linktype = cap->linktype;
     while ((rc = capture_next(cap, &fr)) == 1) {
-        uint64_t t = fr.sec * 1000000000u + fr.nsec;
+        uint64_t sec = (uint64_t)fr.sec, nsec = (uint32_t)fr.nsec;
+        uint64_t t = sec * 1000000000u + nsec;
         if (!r->have_t0) {
             r->have_t0 = true;
             t0 = t;
-            r->t0_sec = fr.sec;
-            r->t0_nsec = fr.nsec;
+            r->t0_sec = sec;
+            r->t0_nsec = nsec;
         }
         r->frame++;
         r->t = t > t0 ? t - t0 : 0;

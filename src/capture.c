@@ -1,0 +1,385 @@
+/* capture.c - frames from a capture file, in order, one at a time.
+ *
+ * Classic pcap files (pcap-savefile(5), draft-ietf-opsawg-pcap sections 4
+ * and 5) are a file header and then one record per frame:
+ *
+ *    file header, 24 bytes              record header, 16 bytes
+ *    +-------------+-------------+      +---------------------------+
+ *  0 |          magic            |    0 | seconds                   |
+ *  4 | major (2)   | minor (4)   |    4 | micro- or nanoseconds     |
+ *  8 |  reserved (time zone)     |    8 | captured length           |
+ * 12 |  reserved (accuracy)      |   12 | original length           |
+ * 16 |     snapshot length       |      +---------------------------+
+ * 20 | FCS bits and link type    |      captured length bytes of frame
+ *    +---------------------------+
+ *
+ * Their records are read through read-only mappings of the file, so frames
+ * are analysed where the page cache holds them instead of being copied
+ * twice (kernel to stdio, stdio to libpcap) on their way in; at the sizes
+ * RoCE captures reach, those copies cost more than the analysis. A mapping
+ * is a window of the file, unmapped once reading has moved past it (or,
+ * when frames are held, once the caller releases them), so memory does not
+ * follow the file.
+ *
+ * libpcap still opens every file: it checks the file header and words what
+ * is wrong with it, and it reads what the mappings do not: other formats
+ * (pcapng), standard input, old versions of the format, link types whose
+ * records it rewrites, and every record that is not whole in the file or
+ * is longer than the snapshot length. Such a record it reads from its own
+ * offset, so frames, lengths and the words of every error are libpcap's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "rdma_codec.h"
+
+#define WINDOW (32u << 20)
+#define PREFETCH_AHEAD (16u << 10)
+#define CACHE_LINE 64
+#define READ_BUFFER (64u << 10)
+#define FILE_HEADER 24
+#define RECORD_HEADER 16
+
+static uint32_t get32(const uint8_t *p, bool swapped)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return swapped ? __builtin_bswap32(v) : v;
+}
+
+/* A window no frame is in any more: unmapped, or held, kept for
+ * capture_dead(). */
+static void retire_window(struct capture *c, void *base, size_t len)
+{
+    if (c->hold && c->ndead == c->dead_cap) {
+        size_t cap = c->dead_cap ? 2 * c->dead_cap : 4;
+        struct capture_span *d = realloc(c->dead, cap * sizeof *d);
+        if (d) {
+            c->dead = d;
+            c->dead_cap = cap;
+        }
+    }
+    if (c->hold && c->ndead < c->dead_cap)
+        c->dead[c->ndead++] = (struct capture_span){base, len};
+    else
+        munmap(base, len);
+}
+
+/* Retire the windows that end at or before c->released. */
+static void drop_released(struct capture *c)
+{
+    size_t n = 0;
+    while (n < c->nmaps && c->maps[n].off + c->maps[n].len <= c->released) {
+        retire_window(c, c->maps[n].base, c->maps[n].len);
+        n++;
+    }
+    if (n) {
+        c->nmaps -= n;
+        memmove(c->maps, c->maps + n, c->nmaps * sizeof *c->maps);
+    }
+}
+
+/* Map a window's pages in at once, rather than a fault every few pages
+ * (Linux 5.14); without it they fault in as they are read. */
+static void populate(void *base, size_t len)
+{
+#ifdef MADV_POPULATE_READ
+    madvise(base, len, MADV_POPULATE_READ);
+#else
+    (void)base;
+    (void)len;
+#endif
+}
+
+static bool add_map(struct capture *c, struct capture_map m)
+{
+    if (c->nmaps == c->maps_cap) {
+        size_t cap = c->maps_cap ? 2 * c->maps_cap : 4;
+        struct capture_map *maps = realloc(c->maps, cap * sizeof *maps);
+        if (!maps)
+            return false;
+        c->maps = maps;
+        c->maps_cap = cap;
+    }
+    c->maps[c->nmaps++] = m;
+    return true;
+}
+
+static uint64_t page_floor(uint64_t off)
+{
+    return off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+}
+
+/* Map the window that follows the last one: from where a record that the
+ * last one cuts can begin. */
+static void map_next(struct capture *c)
+{
+    const struct capture_map *last = &c->maps[c->nmaps - 1];
+    uint64_t end = last->off + last->len;
+    if (end >= c->size)
+        return;
+    uint64_t longest = RECORD_HEADER + (uint64_t)c->snapshot;
+    uint64_t off = page_floor(end > longest ? end - longest : 0);
+    uint64_t len = c->size - off < WINDOW ? c->size - off : WINDOW;
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, c->fd, (off_t)off);
+    if (p == MAP_FAILED)
+        return;
+    c->next = (struct capture_map){p, off, len};
+    c->next_mapped = true;
+    c->next_given = false;
+}
+
+/* The bytes [pos, pos + n) of the file in a new window, which the caller
+ * has checked are inside the file; NULL if they cannot be mapped. */
+static const uint8_t *new_window(struct capture *c, uint64_t pos, uint64_t n)
+{
+    if (!c->hold)
+        c->released = pos + n; /* the last window ends before that: no frame is in it now */
+    drop_released(c);
+    struct capture_map m = c->next;
+    if (c->next_mapped && pos >= m.off && pos + n <= m.off + m.len) {
+        /* nobody has mapped its pages in: the reader does, in one call */
+        if (!c->next_given)
+            populate(m.base, m.len);
+    } else {
+        if (c->next_mapped)
+            retire_window(c, m.base, m.len); /* reading went around it */
+        m.off = page_floor(pos);
+        m.len = pos + n - m.off;
+        if (m.len < WINDOW)
+            m.len = WINDOW;
+        if (m.off + m.len > c->size)
+            m.len = c->size - m.off;
+        /* Populated up front: one call maps the window's pages, where
+         * touching them would take a fault every few. */
+        m.base = mmap(NULL, m.len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, c->fd, (off_t)m.off);
+        if (m.base == MAP_FAILED) {
+            c->next_mapped = false;
+            return NULL;
+        }
+    }
+    c->next_mapped = false;
+    if (!add_map(c, m)) {
+        retire_window(c, m.base, m.len);
+        return NULL;
+    }
+    if (c->hold)
+        map_next(c);
+    c->prefetched = m.base + (pos - m.off);
+    return c->prefetched;
+}
+
+/* The bytes [pos, pos + n) of the file, which the caller has checked are
+ * inside it; NULL if they cannot be mapped. */
+static inline const uint8_t *window(struct capture *c, uint64_t pos, uint64_t n)
+{
+    if (c->nmaps) {
+        const struct capture_map *m = &c->maps[c->nmaps - 1];
+        if (pos >= m->off && pos + n <= m->off + m->len)
+            return m->base + (pos - m->off);
+    }
+    return new_window(c, pos, n);
+}
+
+/* Read the records of fd, which libpcap has opened, through mappings when
+ * it is a classic pcap file whose records libpcap would pass on unchanged:
+ * version 2.4 (earlier versions may have the two lengths swapped), and a
+ * link type the codec decodes, except cooked captures written in the other
+ * byte order (libpcap rewrites their CAN headers). */
+static void map_classic(struct capture *c, int fd)
+{
+    uint8_t h[FILE_HEADER];
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pread(fd, h, sizeof h, 0) != sizeof h)
+        return;
+    switch (get32(h, false)) {
+    case 0xa1b2c3d4u:
+        c->nano = false;
+        c->swapped = false;
+        break;
+    case 0xa1b23c4du:
+        c->nano = true;
+        c->swapped = false;
+        break;
+    case 0xd4c3b2a1u:
+        c->nano = false;
+        c->swapped = true;
+        break;
+    case 0x4d3cb2a1u:
+        c->nano = true;
+        c->swapped = true;
+        break;
+    default:
+        return;
+    }
+    if (pcap_major_version(c->pc) != 2 || pcap_minor_version(c->pc) != 4 ||
+        !rdma_linktype_supported((unsigned)c->linktype) ||
+        (c->swapped && (c->linktype == DLT_LINUX_SLL || c->linktype == DLT_LINUX_SLL2)))
+        return;
+    c->fd = fd;
+    c->snapshot = (uint32_t)pcap_snapshot(c->pc);
+    c->size = (uint64_t)st.st_size;
+    c->pos = FILE_HEADER;
+    c->mapped = true;
+}
+
+bool capture_open(struct capture *c, const char *path, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    char errbuf[PCAP_ERRBUF_SIZE];
+    /* Files fopen() refuses, and "-", are left to libpcap, which opens and
+     * words them as it always does. */
+    FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    if (fp) {
+        /* stdio's buffer is one page unless it is handed a larger one: a
+         * read() every ten frames for what libpcap reads */
+        c->iobuf = malloc(READ_BUFFER);
+        if (c->iobuf)
+            setvbuf(fp, c->iobuf, _IOFBF, READ_BUFFER);
+        c->pc = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+        if (!c->pc)
+            fclose(fp);
+    } else {
+        c->pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    }
+    if (!c->pc) {
+        snprintf(err, errlen, "%s", errbuf);
+        free(c->iobuf);
+        c->iobuf = NULL;
+        return false;
+    }
+    c->linktype = pcap_datalink(c->pc);
+    if (fp)
+        map_classic(c, fileno(fp));
+    return true;
+}
+
+/* The next record read by libpcap; in a mapped file, the one at c->pos,
+ * after which reading goes on through the mappings. */
+static int next_libpcap(struct capture *c, struct capture_frame *f)
+{
+    FILE *fp = pcap_file(c->pc);
+    if (c->mapped && fseeko(fp, (off_t)c->pos, SEEK_SET)) {
+        snprintf(c->error, sizeof c->error, "error reading dump file: %s", strerror(errno));
+        return -1;
+    }
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    int rc = pcap_next_ex(c->pc, &h, &data);
+    if (rc != 1) {
+        if (rc == PCAP_ERROR)
+            snprintf(c->error, sizeof c->error, "%s", pcap_geterr(c->pc));
+        return rc == PCAP_ERROR ? -1 : 0;
+    }
+    if (c->mapped) {
+        off_t at = ftello(fp);
+        if (at < 0)
+            c->mapped = false; /* libpcap reads on from where it is */
+        else
+            c->pos = (uint64_t)at;
+    }
+    /* PCAP_TSTAMP_PRECISION_NANO: tv_usec holds nanoseconds */
+    f->sec = h->ts.tv_sec;
+    f->nsec = h->ts.tv_usec;
+    f->caplen = h->caplen;
+    f->len = h->len;
+    f->data = data;
+    f->record = NULL;
+    return 1;
+}
+
+const uint8_t *capture_record(const struct capture *c, const uint8_t *record,
+                              struct capture_frame *f)
+{
+    /* as libpcap reads them: signed 32 bits, microseconds scaled after
+     * sign extension */
+    f->sec = (int32_t)get32(record, c->swapped);
+    int32_t frac = (int32_t)get32(record + 4, c->swapped);
+    f->nsec = c->nano ? frac : (int64_t)frac * 1000;
+    f->caplen = get32(record + 8, c->swapped);
+    f->len = get32(record + 12, c->swapped);
+    f->data = record + RECORD_HEADER;
+    f->record = record;
+    return f->data + f->caplen;
+}
+
+int capture_next(struct capture *c, struct capture_frame *f)
+{
+    if (!c->mapped)
+        return next_libpcap(c, f);
+    const uint8_t *h;
+    uint64_t left = c->size - c->pos;
+    if (left < RECORD_HEADER || !(h = window(c, c->pos, RECORD_HEADER)))
+        return next_libpcap(c, f);
+    uint32_t caplen = get32(h + 8, c->swapped);
+    uint64_t n = RECORD_HEADER + (uint64_t)caplen;
+    if (caplen > c->snapshot || left < n || !(h = window(c, c->pos, n)))
+        return next_libpcap(c, f);
+    capture_record(c, h, f);
+    c->pos += RECORD_HEADER + (uint64_t)caplen;
+    /* Where the next record starts is known only once this one's length
+     * is read: a chain of loads, each a miss to memory when it enters a
+     * new page. Lines fetched ahead of it make the misses overlap. */
+    const struct capture_map *m = &c->maps[c->nmaps - 1];
+    const uint8_t *want = m->base + (c->pos - m->off) + PREFETCH_AHEAD;
+    if (want > m->base + m->len)
+        want = m->base + m->len;
+    for (; c->prefetched < want; c->prefetched += CACHE_LINE)
+        __builtin_prefetch(c->prefetched);
+    return 1;
+}
+
+void capture_hold(struct capture *c) { c->hold = true; }
+
+bool capture_ahead(struct capture *c, struct capture_span *s)
+{
+    if (!c->next_mapped || c->next_given)
+        return false;
+    c->next_given = true;
+    *s = (struct capture_span){c->next.base, c->next.len};
+    return true;
+}
+
+void capture_populate(const struct capture_span *s) { populate(s->base, s->len); }
+
+bool capture_dead(struct capture *c, struct capture_span *s)
+{
+    if (!c->ndead)
+        return false;
+    *s = c->dead[--c->ndead];
+    return true;
+}
+
+void capture_unmap(const struct capture_span *s) { munmap(s->base, s->len); }
+
+uint64_t capture_mark(const struct capture *c) { return c->pos; }
+
+void capture_release(struct capture *c, uint64_t mark)
+{
+    if (mark > c->released)
+        c->released = mark;
+    drop_released(c);
+}
+
+void capture_close(struct capture *c)
+{
+    for (size_t i = 0; i < c->nmaps; i++)
+        munmap(c->maps[i].base, c->maps[i].len);
+    if (c->next_mapped)
+        munmap(c->next.base, c->next.len);
+    for (size_t i = 0; i < c->ndead; i++)
+        munmap(c->dead[i].base, c->dead[i].len);
+    free(c->dead);
+    free(c->maps);
+    if (c->pc)
+        pcap_close(c->pc); /* and the file it read */
+    free(c->iobuf);
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+}
