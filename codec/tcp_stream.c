@@ -578,6 +578,10 @@ static enum step step_start(struct rdma_iwarp_stream *s, struct conn *c, unsigne
         pdu->kind = RDMA_IWARP_PDU_MPA;
         pdu->status = RDMA_OK;
         pdu->reason = 0;
+        /* A rejecting Reply releases the octets the direction holds, which
+         * the private data may lie in: it goes out from scratch instead. */
+        memcpy(s->scratch, pdu->mpa.private_data, pdu->mpa.private_len);
+        pdu->mpa.private_data = s->scratch;
         handshake(s, c, di, seq + (uint32_t)*used, &pdu->mpa);
         return STEP_PDU;
     }
@@ -682,7 +686,7 @@ static const uint8_t *region(struct rdma_iwarp_stream *s, unsigned di, size_t *n
     }
     *n = d->len - d->off;
     *seq = d->buf_seq;
-    return d->buf + d->off;
+    return *n ? d->buf + d->off : NULL; /* nothing held: buf may be NULL */
 }
 
 static void consume(struct rdma_iwarp_stream *s, unsigned di, size_t used)

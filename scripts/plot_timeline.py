@@ -14,6 +14,8 @@ band along the bottom. Needs Debian's python3-matplotlib
 """
 import argparse
 import csv
+import os
+import stat
 import sys
 from collections import defaultdict
 
@@ -82,7 +84,28 @@ def main():
     if chosen or pfc:
         ax.legend(fontsize="small", loc="upper right")
     fig.tight_layout()
-    fig.savefig(args.png, dpi=110)
+    save(fig, args.png)
+
+
+def save(fig, path):
+    """Write PATH.tmp and rename it into place, so an interrupted run never
+    leaves a truncated PNG; a path that exists and is not a regular file
+    (/dev/stdout) is written directly."""
+    try:
+        direct = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        direct = False
+    if direct:
+        fig.savefig(path, dpi=110, format="png")
+        return
+    tmp = path + ".tmp"
+    try:
+        fig.savefig(tmp, dpi=110, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 main()

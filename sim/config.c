@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config_fabric.h"
 #include "loader.h"
@@ -318,10 +319,53 @@ static bool check_hosts(struct loader *L)
 }
 
 /* ---- includes and --set ------------------------------------------------------ */
+#define MAX_FILE_BYTES (UINT64_C(1) << 30)
+
 struct doc_list {
     struct fy_document **docs;
     size_t n;
 };
+
+/* The whole file, checked to be text before libfyaml sees it; NULL after
+ * reporting why not. A file that never ends (a pipe fed forever) stops at
+ * MAX_FILE_BYTES. */
+static char *read_text(struct loader *L, const char *path, FILE *f, size_t *len)
+{
+    struct cfg_pos pos = {sim__intern_file(L, path), 0, 0};
+    size_t n = 0, cap = 0, got;
+    char *buf = NULL;
+    do {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            buf = sim__xrealloc(buf, cap);
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got && n < MAX_FILE_BYTES && !memchr(buf + n - got, 0, got)); /* /dev/zero stops */
+    const char *why = NULL;
+    if (ferror(f)) {
+        sim__fail_at(L, &pos, "cannot read: %s", strerror(errno));
+    } else if (n >= MAX_FILE_BYTES) {
+        sim__fail_at(L, &pos, "cannot read: larger than 1GiB");
+    } else {
+        size_t bad = sim__text_check((const uint8_t *)buf, n, &why);
+        if (bad == n) {
+            *len = n;
+            return buf;
+        }
+        pos.line = pos.col = 1;
+        for (size_t i = 0; i < bad; i++) {
+            pos.col++;
+            if (buf[i] == '\n') {
+                pos.line++;
+                pos.col = 1;
+            }
+        }
+        sim__fail_at(L, &pos, "the file %s", why);
+    }
+    free(buf);
+    return NULL;
+}
 
 static struct fy_document *parse_file(struct loader *L, const char *path, struct doc_list *docs)
 {
@@ -333,17 +377,22 @@ static struct fy_document *parse_file(struct loader *L, const char *path, struct
         L->file = saved;
         return NULL;
     }
+    size_t len;
+    char *text = read_text(L, path, f, &len);
     fclose(f);
+    if (!text)
+        return NULL;
     struct fy_parse_cfg pc = {
         .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2,
         .diag = L->diag,
     };
-    struct fy_document *fyd = fy_document_build_from_file(&pc, path);
+    /* the document owns text from here on, even when building fails */
+    struct fy_document *fyd = fy_document_build_from_malloc_string(&pc, text, len);
     if (!fyd || !fy_document_root(fyd)) {
         void *it = NULL;
         struct fy_diag_error *e = fy_diag_errors_iterate(L->diag, &it);
-        struct cfg_pos pos = {sim__intern_file(L, path), e ? e->line : 0, e ? e->column : 0};
-        sim__fail_at(L, &pos, "%s", e ? e->msg : (fyd ? "the file is empty" : "not a YAML file"));
+        struct cfg_pos pos = {sim__intern_file(L, path), e ? e->line : 1, e ? e->column : 1};
+        sim__fail_at(L, &pos, "%s", e ? e->msg : "no configuration: the file is empty or holds only comments");
         fy_document_destroy(fyd);
         return NULL;
     }
@@ -374,13 +423,23 @@ static bool resolve_include(struct loader *L, struct fy_document *main, struct f
     if (!sim__scalar(L, v, key, name, sizeof name))
         return false;
     char *path = relative_path(L, name);
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = sim__open_regular(path, &why);
     if (!f) {
-        sim__fail(L, v, "%s: cannot read '%s': %s", key, path, strerror(errno));
+        sim__fail(L, v, "%s: cannot read '%s': %s", key, path, why);
         free(path);
         return false;
     }
+    struct stat inc_st, main_st;
+    bool itself = !fstat(fileno(f), &inc_st) && !stat(L->cfg->path, &main_st) &&
+                  inc_st.st_dev == main_st.st_dev && inc_st.st_ino == main_st.st_ino;
     fclose(f);
+    if (itself) {
+        sim__fail(L, v, "%s: '%s' is this configuration itself; name a file that holds the %s "
+                        "mapping", key, name, key);
+        free(path);
+        return false;
+    }
     struct fy_document *inc = parse_file(L, path, docs);
     if (!inc) {
         free(path);
@@ -408,9 +467,48 @@ static bool set_fail(struct loader *L, const char *text, const char *fmt, ...)
     return false;
 }
 
+/* The pair of map whose key is the plain text key[0..len). libfyaml's own
+ * lookup parses the key as YAML, and prints to stderr when it is not. */
+static struct fy_node_pair *find_pair(struct fy_node *map, const char *key, size_t len)
+{
+    void *it = NULL;
+    struct fy_node_pair *pair;
+    while ((pair = fy_node_mapping_iterate(map, &it))) {
+        struct fy_node *k = fy_node_pair_key(pair);
+        size_t kl;
+        const char *ks = k && fy_node_is_scalar(k) ? fy_node_get_scalar(k, &kl) : NULL;
+        if (ks && kl == len && !memcmp(ks, key, len))
+            return pair;
+    }
+    return NULL;
+}
+
+/* A node an override made: errors at it name the override. */
+static void set_node(struct loader *L, struct fy_node *n, const char *text)
+{
+    L->set_nodes = sim__xrealloc(L->set_nodes, (L->nset + 1) * sizeof *L->set_nodes);
+    L->set_texts = sim__xrealloc(L->set_texts, (L->nset + 1) * sizeof *L->set_texts);
+    L->set_nodes[L->nset] = n;
+    L->set_texts[L->nset++] = text;
+}
+
+/* An override that could not be put into the document: its nodes belong
+ * to the document but not to its tree, so destroying the document would
+ * not free them. */
+static bool cannot_apply(struct loader *L, const char *text, struct fy_node *a, struct fy_node *b)
+{
+    if (a)
+        fy_node_free(a);
+    if (b)
+        fy_node_free(b);
+    return set_fail(L, text, "cannot apply");
+}
+
 static bool apply_set(struct loader *L, struct fy_document *fyd, const char *text)
 {
-    const char *eq = strchr(text, '=');
+    const char *eq = strchr(text, '='), *why;
+    if (sim__text_check((const uint8_t *)text, strlen(text), &why) < strlen(text))
+        return set_fail(L, text, "the override %s", why);
     if (!eq || eq == text)
         return set_fail(L, text, "expected KEY=VALUE");
     struct fy_node *cur = fy_document_root(fyd);
@@ -437,20 +535,22 @@ static bool apply_set(struct loader *L, struct fy_document *fyd, const char *tex
         }
         if (!fy_node_is_mapping(cur))
             return set_fail(L, text, "'%s' lies inside a single value", key);
-        struct fy_node_pair *pair = fy_node_mapping_lookup_pair_by_string(cur, key, len);
+        struct fy_node_pair *pair = find_pair(cur, key, len);
         if (dot) {
             if (!pair) {
                 struct fy_node *k = fy_node_create_scalar_copy(fyd, key, len);
                 struct fy_node *m = fy_node_create_mapping(fyd);
                 if (!k || !m || fy_node_mapping_append(cur, k, m))
-                    return set_fail(L, text, "cannot apply");
+                    return cannot_apply(L, text, k, m);
+                set_node(L, k, text);
+                set_node(L, m, text);
                 cur = m;
             } else {
                 cur = fy_node_pair_value(pair);
                 if (!cur) {
                     struct fy_node *m = fy_node_create_mapping(fyd);
                     if (!m || fy_node_pair_set_value(pair, m))
-                        return set_fail(L, text, "cannot apply");
+                        return cannot_apply(L, text, m, NULL);
                     cur = m;
                 }
             }
@@ -464,20 +564,15 @@ static bool apply_set(struct loader *L, struct fy_document *fyd, const char *tex
             return set_fail(L, text, "the value is not valid YAML");
         if (pair) {
             if (fy_node_pair_set_value(pair, v))
-                return set_fail(L, text, "cannot apply");
+                return cannot_apply(L, text, v, NULL);
         } else {
             k = fy_node_create_scalar_copy(fyd, key, len);
             if (!k || fy_node_mapping_append(cur, k, v))
-                return set_fail(L, text, "cannot apply");
+                return cannot_apply(L, text, k, v);
         }
-        L->set_nodes = sim__xrealloc(L->set_nodes, (L->nset + 2) * sizeof *L->set_nodes);
-        L->set_texts = sim__xrealloc(L->set_texts, (L->nset + 2) * sizeof *L->set_texts);
-        L->set_nodes[L->nset] = v;
-        L->set_texts[L->nset++] = text;
-        if (k) {
-            L->set_nodes[L->nset] = k;
-            L->set_texts[L->nset++] = text;
-        }
+        set_node(L, v, text);
+        if (k)
+            set_node(L, k, text);
         return true;
     }
 }
@@ -487,9 +582,10 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
                       const char *work_file)
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
-                                       "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie", NULL};
-    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS };
-    struct fy_node *v[PCIE + 1];
+                                       "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie",
+                                       "max_memory", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY };
+    struct fy_node *v[MAX_MEMORY + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -509,6 +605,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
         return false;
     if (v[5] && !nic_params(L, v[5], "nic", &cfg->nic))
         return false;
+    if (v[MAX_MEMORY] && !sim__get_size(L, v[MAX_MEMORY], "max_memory", UINT64_C(1) << 20,
+                                        UINT64_MAX, &L->max_memory))
+        return false;
     if (v[PCIE] && !sim__pcie_top(L, v[PCIE]))
         return false;
     if (!v[6])
@@ -525,6 +624,10 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
         return sim__fail(L, root, "configuration: no 'workload'");
     L->file = work_file;
     if (!sim__workload(L, v[7]))
+        return false;
+    struct sim_counts counts;
+    sim__config_counts(L, true, &counts);
+    if (!sim__memory_check(L, v[7], NULL, "workload", &counts))
         return false;
     return sim__check_paths(L) && sim__pcie_check(L);
 }
@@ -584,6 +687,11 @@ struct sim_config *sim_config_load(const char *path, const char *const *sets, si
     free(L.set_texts);
     free(L.dir);
     if (!ok) {
+        /* one line, whatever the file held: control characters from
+         * values or names become '?' */
+        for (char *c = err; errcap && *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         sim_config_free(cfg);
         return NULL;
     }

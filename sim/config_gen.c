@@ -21,6 +21,9 @@
 #include "util.h"
 
 #define MAX_GENERATED_HOSTS 100000
+/* Past k = 156 a fat-tree has more than CFG_MAX_NODES nodes; the bound only
+ * keeps the counts below far from overflow, fits() does the refusing. */
+#define MAX_FAT_TREE_K 65534
 
 struct gen {
     struct loader *L;
@@ -45,12 +48,30 @@ static void add_link(struct gen *g, uint32_t a, uint32_t b, const struct cfg_lin
     sim__add_link(g->L, a, b, p, &g->pos);
 }
 
+/* Before a generator adds anything: the fabric it would make, with what
+ * exists already, must fit in memory and in the node limit. */
+static bool fits(struct gen *g, const char *kind, uint64_t hosts, uint64_t switches, uint64_t links)
+{
+    struct sim_counts c;
+    sim__config_counts(g->L, false, &c);
+    c.hosts += hosts;
+    c.switches += switches;
+    c.links += links;
+    if (!sim__memory_check(g->L, g->at, NULL, kind, &c))
+        return false;
+    if (c.hosts + c.switches > CFG_MAX_NODES)
+        return sim__fail(g->L, g->at, "%s: %llu hosts and %llu switches make more than %d nodes", kind,
+                         (unsigned long long)c.hosts, (unsigned long long)c.switches, CFG_MAX_NODES);
+    return true;
+}
+
 static bool star(struct gen *g, struct fy_node **v, const struct cfg_link_params *link_p)
 {
     uint64_t n;
     if (!v[0])
         return sim__fail(g->L, g->at, "star: needs 'hosts', the number of hosts");
-    if (!sim__get_uint(g->L, v[0], "star hosts", 1, MAX_GENERATED_HOSTS, &n))
+    if (!sim__get_uint(g->L, v[0], "star hosts", 1, MAX_GENERATED_HOSTS, &n) ||
+        !fits(g, "star", n, 1, n))
         return false;
     uint32_t sw, h;
     if (!node(g, CFG_SWITCH, "s", 0, &sw))
@@ -69,7 +90,8 @@ static bool dumbbell(struct gen *g, struct fy_node **v, const struct cfg_link_pa
     uint64_t n;
     if (!v[0])
         return sim__fail(g->L, g->at, "dumbbell: needs 'hosts', the number of hosts on each side");
-    if (!sim__get_uint(g->L, v[0], "dumbbell hosts", 1, MAX_GENERATED_HOSTS / 2, &n))
+    if (!sim__get_uint(g->L, v[0], "dumbbell hosts", 1, MAX_GENERATED_HOSTS / 2, &n) ||
+        !fits(g, "dumbbell", 2 * n, 2, 2 * n + 1))
         return false;
     uint32_t s[2], h;
     if (!node(g, CFG_SWITCH, "s", 0, &s[0]) || !node(g, CFG_SWITCH, "s", 1, &s[1]))
@@ -95,6 +117,8 @@ static bool leaf_spine(struct gen *g, struct fy_node **v, const struct cfg_link_
         return false;
     if (leaves * per_leaf > MAX_GENERATED_HOSTS)
         return sim__fail(g->L, v[2], "leaf-spine: more than %d hosts", MAX_GENERATED_HOSTS);
+    if (!fits(g, "leaf-spine", leaves * per_leaf, leaves + spines, leaves * spines + leaves * per_leaf))
+        return false;
     uint32_t first_leaf = 0, first_spine = 0, idx;
     for (uint64_t i = 0; i < leaves; i++) {
         if (!node(g, CFG_SWITCH, "leaf", i, &idx))
@@ -125,12 +149,16 @@ static bool fat_tree(struct gen *g, struct fy_node **v, const struct cfg_link_pa
     uint64_t k;
     if (!v[0])
         return sim__fail(g->L, g->at, "fat-tree: needs 'k', the number of ports per switch");
-    if (!sim__get_uint(g->L, v[0], "fat-tree k", 2, 64, &k))
+    if (!sim__get_uint(g->L, v[0], "fat-tree k", 2, MAX_FAT_TREE_K, &k))
         return false;
     if (k % 2)
         return sim__fail(g->L, v[0], "fat-tree k: %llu is odd; k must be even",
                          (unsigned long long)k);
     uint64_t half = k / 2, pods = k;
+    /* k^3/4 hosts; k^2/4 core, k^2/2 aggregation and k^2/2 edge switches;
+     * k^3/4 links at each of the three levels */
+    if (!fits(g, "fat-tree", pods * half * half, 5 * half * half, 3 * pods * half * half))
+        return false;
     uint32_t core0 = 0, agg0 = 0, edge0 = 0, idx;
     for (uint64_t i = 0; i < half * half; i++) {
         if (!node(g, CFG_SWITCH, "core", i, &idx))

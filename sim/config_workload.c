@@ -11,7 +11,6 @@
  * distributions in examples/); sizes between points are interpolated
  * linearly.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +121,18 @@ static bool add_messages(struct loader *L, const struct tmpl *t, uint32_t src, u
         sim_time_t start = t->m.start + offset + r * t->interval;
         if (start < t->m.start || (t->interval && r * t->interval / t->interval != r))
             return sim__fail_at(L, &t->m.pos, "start time overflows");
+        /* each time the list is about to double, the workload so far must
+         * still fit: a generator can ask for billions of messages */
+        if (cfg->nmsgs == cfg->capmsgs) {
+            struct sim_counts c;
+            sim__config_counts(L, false, &c);
+            c.messages = cfg->nmsgs ? 2 * cfg->nmsgs : 8;
+            if (!sim__memory_check(L, NULL, &t->m.pos, "the workload up to here", &c))
+                return false;
+        }
+        bool atomic = sim__op_is_atomic(t->m.op);
+        if (cfg->payload_data || atomic)
+            L->data_bytes += 2 * (size ? size : 1);
         SIM_GROW(cfg->msgs, cfg->capmsgs, cfg->nmsgs);
         struct cfg_msg *m = &cfg->msgs[cfg->nmsgs++];
         *m = t->m;
@@ -215,9 +226,10 @@ struct cdf {
 
 static bool cdf_load(struct loader *L, struct fy_node *at, const char *path, struct cdf *c)
 {
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = sim__open_regular(path, &why);
     if (!f)
-        return sim__fail(L, at, "cdf: cannot read '%s': %s", path, strerror(errno));
+        return sim__fail(L, at, "cdf: cannot read '%s': %s", path, why);
     struct cfg_pos pos = {sim__intern_file(L, path), 0, 1};
     char line[512];
     size_t cap = 0;

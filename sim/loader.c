@@ -4,10 +4,13 @@
  * suggested), and the index of node names.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "units.h"
@@ -164,6 +167,54 @@ size_t sim__edit_distance(const char *a, const char *b)
         }
     }
     return row[lb];
+}
+
+FILE *sim__open_regular(const char *path, const char **why)
+{
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    FILE *f = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+        *why = "not a regular file";
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || !(f = fdopen(fd, "r")))
+        *why = strerror(errno);
+    if (!f)
+        close(fd);
+    return f;
+}
+
+size_t sim__text_check(const uint8_t *p, size_t n, const char **why)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        if (!c) {
+            *why = "holds a NUL byte: not a text file";
+            return i;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        /* RFC 3629 section 4: the length from the lead byte, then the
+         * ranges that exclude overlong forms, surrogates and > U+10FFFF */
+        size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+        bool ok = len && i + len <= n && p[i + 1] >= lo && p[i + 1] <= hi;
+        for (size_t k = 2; ok && k < len; k++)
+            ok = p[i + k] >= 0x80 && p[i + k] <= 0xbf;
+        if (!ok) {
+            *why = "is not UTF-8 text";
+            return i;
+        }
+        i += len;
+    }
+    return n;
 }
 
 /* ---- typed values --------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cfg.h"
 
@@ -34,6 +35,8 @@ struct loader {
     struct name_index names;
     struct fy_node *trace; /* the top-level trace list, checked once nodes exist */
     const char *trace_file;
+    uint64_t max_memory; /* max_memory, or 0: what the machine lets the process use */
+    uint64_t data_bytes; /* memory the messages so far hold with payload: data */
 };
 
 /* Record the first error at node n (NULL: no position) and return false. */
@@ -84,6 +87,31 @@ bool sim__topology_generator(struct loader *L, struct fy_node *gen,
 bool sim__workload(struct loader *L, struct fy_node *workload);
 /* After the workload: every message's hosts are connected. */
 bool sim__check_paths(struct loader *L);
+
+/* Open a file a configuration names; only regular files, since a device
+ * or a pipe (/dev/zero, /dev/stdin) may never end. NULL with a reason in
+ * *why when it cannot be read. */
+FILE *sim__open_regular(const char *path, const char **why);
+/* YAML is Unicode text (YAML 1.2 section 5.1), and libfyaml 0.7 loops
+ * forever on some invalid UTF-8: the offset of the first byte that is not
+ * UTF-8 or is NUL, with what is wrong in *why, or n if all is well. */
+size_t sim__text_check(const uint8_t *p, size_t n, const char **why);
+
+/* What a run's memory grows with, and the estimate made from it (memory.c). */
+struct sim_counts {
+    uint64_t hosts, switches, links, qps, messages, data_bytes;
+    uint64_t pcie_nodes; /* PCIe tree nodes per host, 0 when PCIe is not modelled */
+};
+uint64_t sim__memory_estimate(const struct sim_counts *c);
+/* The least of physical memory, the cgroup's memory.max and ulimit -v;
+ * *source says which. */
+uint64_t sim__memory_available(const char **source);
+/* The configuration's counts; queue pairs (distinct host pairs and qp
+ * numbers) only when count_qps, as that takes a sort of the messages. */
+void sim__config_counts(const struct loader *L, bool count_qps, struct sim_counts *c);
+/* Fail at `at` (or pos) with the estimate when c does not fit the limit. */
+bool sim__memory_check(struct loader *L, struct fy_node *at, const struct cfg_pos *pos,
+                       const char *what, const struct sim_counts *c);
 
 /* Levenshtein distance, for "did you mean". */
 size_t sim__edit_distance(const char *a, const char *b);

@@ -250,7 +250,8 @@ void sim__host_ip6(uint32_t h, uint8_t ip6[16]);
 /* ---- traces ------------------------------------------------------------------------ */
 struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap);
 void sim__pcap_write(struct sim_pcap *pc, sim_time_t t, const struct sim_frame *f);
-/* Close and rename into place; returns 0 or -1. */
-int sim__pcap_close(struct sim_pcap *pc);
+/* Close and, with keep, rename into place (returns 0 or -1); without keep
+ * remove the temporary file: a run that did not finish leaves no pcap. */
+int sim__pcap_close(struct sim_pcap *pc, bool keep);
 
 #endif

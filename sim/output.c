@@ -30,24 +30,36 @@ static bool out_open(struct out_file *o, const char *dir, const char *name, char
     o->f = fopen(o->tmp, "w");
     if (!o->f) {
         snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
-        free(o->path);
-        free(o->tmp);
         return false;
     }
     return true;
 }
 
+/* Close the temporary file; it is renamed into place only when every
+ * output is complete. */
 static bool out_close(struct out_file *o, char *err, size_t errcap)
 {
     bool ok = !ferror(o->f);
     if (fclose(o->f))
         ok = false;
-    if (ok && rename(o->tmp, o->path))
-        ok = false;
-    if (!ok) {
+    o->f = NULL;
+    if (!ok)
+        snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
+    return ok;
+}
+
+/* Rename into place (keep) or remove the temporary file; frees o. */
+static bool out_finish(struct out_file *o, bool keep, char *err, size_t errcap)
+{
+    bool ok = keep;
+    if (o->f)
+        fclose(o->f);
+    if (keep && rename(o->tmp, o->path)) {
         snprintf(err, errcap, "%s: %s", o->path, strerror(errno));
-        remove(o->tmp);
+        ok = false;
     }
+    if (!ok && o->tmp)
+        remove(o->tmp);
     free(o->path);
     free(o->tmp);
     return ok;
@@ -350,38 +362,46 @@ static void write_ports(struct sim_network *net, FILE *f)
     }
 }
 
+/* Every file is written under a temporary name first; the fabric's files
+ * and the pcaps are then put into place, and the other text files renamed
+ * last, summary.json at the very end: a directory without summary.json is
+ * not complete. */
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
     if (make_dir(dir, err, errcap))
         return -1;
-    struct out_file o;
-    if (!out_open(&o, dir, "summary.json", err, errcap))
-        return -1;
-    write_summary(net, o.f, wall_seconds);
-    if (!out_close(&o, err, errcap) || !out_open(&o, dir, "messages.csv", err, errcap))
-        return -1;
-    write_messages(net, o.f);
-    if (!out_close(&o, err, errcap) || !out_open(&o, dir, "ports.csv", err, errcap))
-        return -1;
-    write_ports(net, o.f);
-    if (!out_close(&o, err, errcap) || sim__fabric_write(net, dir, err, errcap))
-        return -1;
-    if (net->pcie) {
-        if (!out_open(&o, dir, "pcie.csv", err, errcap))
-            return -1;
-        sim__pcie_write_csv(net, o.f);
-        if (!out_close(&o, err, errcap))
-            return -1;
+    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
+    struct out_file o[4] = {{0}};
+    bool ok = true;
+    for (size_t i = 0; ok && i < 4; i++) {
+        if (i == 2 && !net->pcie)
+            continue;
+        ok = out_open(&o[i], dir, names[i], err, errcap);
+        if (!ok)
+            break;
+        if (i == 0)
+            write_messages(net, o[i].f);
+        else if (i == 1)
+            write_ports(net, o[i].f);
+        else if (i == 2)
+            sim__pcie_write_csv(net, o[i].f);
+        else
+            write_summary(net, o[i].f, wall_seconds);
+        ok = out_close(&o[i], err, errcap);
     }
-    int rc = 0;
+    if (ok && sim__fabric_write(net, dir, err, errcap))
+        ok = false;
     for (size_t i = 0; i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
-        if (p->pcap && sim__pcap_close(p->pcap)) {
+        if (p->pcap && sim__pcap_close(p->pcap, ok) && ok) {
             snprintf(err, errcap, "%s: cannot write the pcap file", p->name);
-            rc = -1;
+            ok = false;
         }
         p->pcap = NULL;
     }
-    return rc;
+    for (size_t i = 0; i < 4; i++)
+        if (o[i].path && !out_finish(&o[i], ok, err, errcap))
+            ok = false;
+    return ok ? 0 : -1;
 }

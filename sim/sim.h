@@ -142,13 +142,16 @@ struct sim_network;
 /* Load and check a configuration. `sets` are KEY=VALUE overrides applied to
  * the document before it is checked (KEY is a dotted path: nic.mtu). On
  * error returns NULL and writes one line "FILE:LINE:COL: what is wrong"
- * (without newline) into err. */
+ * (without newline) into err. A configuration whose run is estimated to
+ * need more memory than max_memory (default: what the machine allows) is
+ * an error too. */
 struct sim_config *sim_config_load(const char *path, const char *const *sets, size_t nsets,
                                    char *err, size_t errcap);
 void sim_config_free(struct sim_config *cfg);
 
 /* Build the network described by cfg on a new engine. cfg must outlive it. */
 struct sim_network *sim_network_create(const struct sim_config *cfg);
+/* Pcaps that sim_network_write did not complete are removed. */
 void sim_network_destroy(struct sim_network *net);
 struct sim *sim_network_engine(struct sim_network *net);
 /* Run until every message is complete or failed, nothing is left to do, or
@@ -184,9 +187,9 @@ bool sim_network_deadlock(const struct sim_network *net, size_t i, char *buf, si
 
 /* Write summary.json, messages.csv, ports.csv and the traced ports' pcaps
  * into dir (created if missing). Each file is written under a temporary
- * name and renamed into place once complete. `wall_seconds` < 0 leaves wall
- * time out of summary.json, which keeps it identical across runs. Returns 0,
- * or -1 with a message in err. */
+ * name; all are renamed into place once complete, summary.json last.
+ * `wall_seconds` < 0 leaves wall time out of summary.json, which keeps it
+ * identical across runs. Returns 0, or -1 with a message in err. */
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds,
                       char *err, size_t errcap);
 /* Open pcap files for traced ports, before the run: frames are written as

@@ -1,6 +1,6 @@
 /* trace.c - pcap files of the frames crossing a port, written with libpcap
  * (nanosecond timestamps, Ethernet link type, optional snap length) under
- * a temporary name and renamed into place when closed. */
+ * a temporary name and renamed into place when the run is complete. */
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,11 +49,11 @@ void sim__pcap_write(struct sim_pcap *pc, sim_time_t t, const struct sim_frame *
     pcap_dump((u_char *)pc->dump, &h, f->data);
 }
 
-int sim__pcap_close(struct sim_pcap *pc)
+int sim__pcap_close(struct sim_pcap *pc, bool keep)
 {
     if (!pc)
         return 0;
-    int rc = 0;
+    int rc = keep ? 0 : -1;
     if (pcap_dump_flush(pc->dump))
         rc = -1;
     pcap_dump_close(pc->dump);

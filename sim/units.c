@@ -90,10 +90,10 @@ static const char *exact(unsigned __int128 mant, int exp, uint64_t mult, uint64_
 {
     unsigned __int128 v = mant * mult;
     if (mult && v / mult != mant)
-        return "value too large";
+        return "too large";
     for (; exp > 0; exp--) {
         if (v > (~(unsigned __int128)0) / 10)
-            return "value too large";
+            return "too large";
         v *= 10;
     }
     for (; exp < 0; exp++) {
@@ -102,7 +102,7 @@ static const char *exact(unsigned __int128 mant, int exp, uint64_t mult, uint64_
         v /= 10;
     }
     if (v > UINT64_MAX)
-        return "value too large";
+        return "too large";
     *out = (uint64_t)v;
     return NULL;
 }
@@ -159,7 +159,7 @@ const char *sim__parse_uint(const char *s, uint64_t max, uint64_t *v)
             if (d < 0)
                 return bad;
             if (x > (UINT64_MAX >> 4))
-                return "value too large";
+                return "too large";
             x = x << 4 | (uint64_t)d;
         }
     } else {
@@ -169,12 +169,12 @@ const char *sim__parse_uint(const char *s, uint64_t max, uint64_t *v)
             if (*p < '0' || *p > '9')
                 return bad;
             if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-                return "value too large";
+                return "too large";
             x = x * 10 + (uint64_t)(*p - '0');
         }
     }
     if (x > max)
-        return "value out of range";
+        return "out of range";
     *v = x;
     return NULL;
 }

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../capture.h"
 #include "../cli.h"
@@ -44,7 +45,9 @@ static void usage(FILE *f)
             "  --timeline CSV     also write per-interval rates: one row per interval for\n"
             "                     each flow with packets in it (goodput, packet rate,\n"
             "                     CNPs, ECN-CE, NAKs, retransmissions) and for each PFC\n"
-            "                     priority paused in it; scripts/plot_timeline.py plots it\n"
+            "                     priority paused in it; scripts/plot_timeline.py plots it.\n"
+            "                     Written as CSV.tmp and renamed to CSV once the capture\n"
+            "                     is read to its end; removed on an error\n"
             "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
             "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
@@ -212,6 +215,49 @@ static void read_capture(struct replay *r, struct capture *cap)
     }
 }
 
+/* The timeline goes to PATH.tmp (*tmp), renamed into place by
+ * timeline_close() once complete, so that an interrupted or failed run
+ * leaves no CSV that looks finished; a path that exists and is not a
+ * regular file (/dev/stdout, a pipe) is written directly (*tmp NULL). */
+static FILE *timeline_open(const char *path, char **tmp)
+{
+    struct stat st;
+    *tmp = NULL;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return fopen(path, "w");
+    size_t n = strlen(path) + sizeof ".tmp";
+    if (!(*tmp = malloc(n)))
+        return NULL;
+    snprintf(*tmp, n, "%s.tmp", path);
+    FILE *f = fopen(*tmp, "w");
+    if (!f) {
+        int e = errno;
+        free(*tmp);
+        *tmp = NULL;
+        errno = e;
+    }
+    return f;
+}
+
+/* Close the timeline; keep it (rename into place) only if complete is
+ * true and it was written without error. Returns false on a write error. */
+static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
+{
+    bool ok = !ferror(f);
+    if (fclose(f))
+        ok = false;
+    if (!ok)
+        fprintf(stderr, "rdmasim replay: %s: %s\n", path, strerror(errno));
+    if (tmp && ok && complete && rename(tmp, path)) {
+        fprintf(stderr, "rdmasim replay: %s: %s\n", path, strerror(errno));
+        ok = false;
+    }
+    if (tmp && (!ok || !complete))
+        remove(tmp);
+    free(tmp);
+    return ok;
+}
+
 static void replay_free(struct replay *r)
 {
     flow_table_free(&r->flows);
@@ -245,7 +291,8 @@ int cmd_replay(int argc, char **argv)
         capture_close(&cap);
         return EXIT_USAGE;
     }
-    if (opts.timeline && !(r.timeline = fopen(opts.timeline, "w"))) {
+    char *timeline_tmp = NULL;
+    if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
         fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
         capture_close(&cap);
         return EXIT_USAGE;
@@ -273,10 +320,8 @@ int cmd_replay(int argc, char **argv)
         else
             report_text(&r);
     }
-    if (r.timeline && fclose(r.timeline)) {
-        fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
+    if (r.timeline && !timeline_close(r.timeline, timeline_tmp, opts.timeline, rc == EXIT_OK))
         rc = EXIT_USAGE;
-    }
     if (fflush(stdout)) {
         fprintf(stderr, "rdmasim replay: writing the report: %s\n", strerror(errno));
         rc = EXIT_USAGE;

@@ -1,6 +1,11 @@
 /* sim.c - `rdmasim sim`: load a configuration, run it, print a summary and
- * write the outputs (docs/config.md describes the configuration). */
+ * write the outputs (docs/config.md describes the configuration).
+ *
+ * SIGINT, SIGTERM and SIGHUP end a run between events: the outputs, which
+ * are only renamed into place when complete, are then removed, and the
+ * process ends by the same signal. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +20,32 @@
 
 struct progress {
     double start, last;
-    const struct sim_network *net;
-    bool shown;
+    struct sim_network *net;
+    bool tty, shown;
 };
+
+/* The signal that asked the run to end, or 0. A handler reaches the rest of
+ * the program only through an object of static storage duration. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) { interrupted = sig; }
+
+static void catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND; /* a second signal ends the process at once */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        /* a signal ignored from the start stays ignored (nohup, a
+         * background job's SIGINT) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 static double wall_now(void)
 {
@@ -29,6 +57,12 @@ static double wall_now(void)
 static void show_progress(void *arg, const struct sim *sim)
 {
     struct progress *pg = arg;
+    if (interrupted) {
+        sim_stop(sim_network_engine(pg->net));
+        return;
+    }
+    if (!pg->tty)
+        return;
     double now = wall_now();
     if (now - pg->last < 0.5)
         return;
@@ -45,7 +79,7 @@ static void show_progress(void *arg, const struct sim *sim)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rdmasim sim CONFIG [--out DIR] [--seed N] [--set KEY=VALUE]... [--check]\n"
-               "                  [--quiet] [--wall-time]\n"
+               "                  [--quiet] [--wall-time] [--max-memory SIZE]\n"
                "\n"
                "Run the topology and workload CONFIG describes (see docs/config.md).\n"
                "  -o, --out DIR        write summary.json, messages.csv, ports.csv, pfc.csv,\n"
@@ -56,7 +90,10 @@ static void usage(FILE *f)
                "  -c, --check          check the configuration and exit\n"
                "  -q, --quiet          no summary and no progress line\n"
                "  -w, --wall-time      put the wall time into summary.json (which then\n"
-               "                       differs between runs)\n");
+               "                       differs between runs)\n"
+               "  -m, --max-memory SIZE  refuse a configuration estimated to need more\n"
+               "                       memory (default: what the machine allows; same as\n"
+               "                       --set max_memory=SIZE)\n");
 }
 
 static void print_summary(struct sim_network *net, const char *path, const char *out, double wall)
@@ -98,18 +135,19 @@ int cmd_sim(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},  {"seed", required_argument, NULL, 's'},
         {"set", required_argument, NULL, 'S'},  {"check", no_argument, NULL, 'c'},
         {"quiet", no_argument, NULL, 'q'},      {"wall-time", no_argument, NULL, 'w'},
+        {"max-memory", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *out = NULL;
     bool check = false, quiet = false, wall_time = false;
     char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    char *seed_set = NULL;
+    char *seed_set = NULL, *memory_set = NULL;
     size_t nsets = 0;
     int c, rc = EXIT_USAGE;
     if (!sets)
         return EXIT_USAGE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:S:cqwh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:S:cqwm:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             out = optarg;
@@ -123,6 +161,13 @@ int cmd_sim(int argc, char **argv)
             break;
         case 'S':
             sets[nsets++] = optarg;
+            break;
+        case 'm':
+            free(memory_set);
+            memory_set = malloc(strlen(optarg) + 12);
+            if (!memory_set)
+                goto done;
+            sprintf(memory_set, "max_memory=%s", optarg);
             break;
         case 'c':
             check = true;
@@ -148,6 +193,8 @@ int cmd_sim(int argc, char **argv)
     }
     if (seed_set)
         sets[nsets++] = seed_set;
+    if (memory_set)
+        sets[nsets++] = memory_set;
     const char *path = argv[optind];
     char err[2048];
     struct sim_config *cfg = sim_config_load(path, (const char *const *)sets, nsets, err, sizeof err);
@@ -162,11 +209,11 @@ int cmd_sim(int argc, char **argv)
         rc = EXIT_OK;
         goto done;
     }
+    catch_signals();
     struct sim_network *net = sim_network_create(cfg);
-    struct progress pg = {.start = wall_now(), .net = net};
+    struct progress pg = {.start = wall_now(), .net = net, .tty = !quiet && isatty(STDERR_FILENO)};
     pg.last = pg.start;
-    if (!quiet && isatty(STDERR_FILENO))
-        sim_set_progress(sim_network_engine(net), show_progress, &pg, PROGRESS_EVERY);
+    sim_set_progress(sim_network_engine(net), show_progress, &pg, PROGRESS_EVERY);
     rc = EXIT_OK;
     if (out && sim_network_open_traces(net, out, err, sizeof err)) {
         fprintf(stderr, "rdmasim sim: %s\n", err);
@@ -176,7 +223,13 @@ int cmd_sim(int argc, char **argv)
         double wall = wall_now() - pg.start;
         if (pg.shown)
             fprintf(stderr, "\r\033[K");
-        if (out && sim_network_write(net, out, wall_time ? wall : -1, err, sizeof err)) {
+        if (interrupted) {
+            /* the traces are discarded with the network */
+            fprintf(stderr, "rdmasim sim: %s: interrupted by %s at %.3f us simulated; no outputs written\n",
+                    path, interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" : "SIGHUP",
+                    (double)sim_now(sim_network_engine(net)) / 1e6);
+            rc = 128 + interrupted;
+        } else if (out && sim_network_write(net, out, wall_time ? wall : -1, err, sizeof err)) {
             fprintf(stderr, "rdmasim sim: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -184,13 +237,18 @@ int cmd_sim(int argc, char **argv)
         sim_network_totals(net, &t);
         if (rc == EXIT_OK && (t.failed || t.corrupted))
             rc = EXIT_SIM_FAILED;
-        if (!quiet)
+        if (!quiet && !interrupted)
             print_summary(net, path, out, wall);
     }
     sim_network_destroy(net);
     sim_config_free(cfg);
 done:
     free(seed_set);
+    free(memory_set);
     free(sets);
+    if (interrupted) {
+        fflush(stdout);
+        raise(interrupted); /* the handler was reset: end as the signal asks */
+    }
     return rc;
 }
