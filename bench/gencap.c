@@ -3,16 +3,19 @@
  * bytes so frames stay between 62 and 1098 bytes, nanosecond timestamps
  * spaced as the frames would leave a 100 Gb/s port back to back.
  */
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "traffic.h"
 
 #define LINK_GBPS 100
 #define WIRE_OVERHEAD 24 /* preamble and start delimiter 8, FCS 4, inter-frame gap 12 */
 #define START_SECONDS 1700000000
+#define WRITE_BUFFER (4u << 20)
 
 struct writer {
     pcap_dumper_t *dumper;
@@ -59,9 +62,20 @@ int main(int argc, char **argv)
         return 1;
     }
     pcap_t *p = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
-    w.dumper = p ? pcap_dump_open(p, argv[1]) : NULL;
+    /* Written in large pieces, as a copied or downloaded capture is: the
+     * page cache then holds the file in large folios, which map several
+     * times faster than the 4 KB pieces of stdio's default buffer. */
+    FILE *f = fopen(argv[1], "wb");
+    if (f && setvbuf(f, NULL, _IOFBF, WRITE_BUFFER)) {
+        fclose(f);
+        f = NULL;
+    }
+    w.dumper = p && f ? pcap_dump_fopen(p, f) : NULL;
     if (!w.dumper) {
-        fprintf(stderr, "bench_gencap: %s: %s\n", argv[1], p ? pcap_geterr(p) : "out of memory");
+        fprintf(stderr, "bench_gencap: %s: %s\n", argv[1],
+                !f ? strerror(errno) : p ? pcap_geterr(p) : "out of memory");
+        if (f)
+            fclose(f);
         return 1;
     }
     int rc = 0;
