@@ -4,7 +4,8 @@
  * RoCEv2 packet (IPv4 held as IPv4-mapped IPv6, which is also how RoCE
  * writes an IPv4 GID, so CM path GIDs and packet addresses compare equal),
  * the GRH GIDs of RoCEv1 and of routed InfiniBand, or the LRH LIDs of
- * InfiniBand inside a subnet.
+ * InfiniBand inside a subnet. An iWARP flow is one direction of a TCP
+ * connection: its addresses and both ports.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -60,6 +61,34 @@ bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
     return true;
 }
 
+#define PORT_SHIFT 40
+
+void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k)
+{
+    uint8_t s[16], d[16];
+    if (pkt->present & RDMA_HDR_IP) {
+        put_mapped_v4(s, pkt->ip.src);
+        put_mapped_v4(d, pkt->ip.dst);
+    } else {
+        memcpy(s, pkt->ipv6.src, 16);
+        memcpy(d, pkt->ipv6.dst, 16);
+    }
+    key_set(k, s, d, ADDR_TCP, tcp->dstport);
+    k->w[4] |= (uint64_t)tcp->srcport << PORT_SHIFT;
+}
+
+bool flow_key_is_tcp(const struct flow_key *k)
+{
+    return ((k->w[4] >> 24) & 0xff) == ADDR_TCP;
+}
+
+uint16_t flow_key_port(const struct flow_key *k, bool dst)
+{
+    return (uint16_t)(dst ? k->w[4] : k->w[4] >> PORT_SHIFT);
+}
+
+/* The other direction: addresses swapped, and the QPN given, or for a TCP
+ * connection the ports swapped. */
 void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *out)
 {
     struct flow_key r;
@@ -67,7 +96,11 @@ void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *o
     r.w[1] = k->w[3];
     r.w[2] = k->w[0];
     r.w[3] = k->w[1];
-    r.w[4] = (k->w[4] & ~(uint64_t)PSN_MASK) | (qpn & PSN_MASK);
+    if (flow_key_is_tcp(k))
+        r.w[4] = (k->w[4] & ~((uint64_t)0xffff << PORT_SHIFT | 0xffff)) |
+                 (uint64_t)flow_key_port(k, true) << PORT_SHIFT | flow_key_port(k, false);
+    else
+        r.w[4] = (k->w[4] & ~(uint64_t)PSN_MASK) | (qpn & PSN_MASK);
     *out = r;
 }
 
@@ -76,7 +109,7 @@ uint32_t flow_key_qpn(const struct flow_key *k)
     return (uint32_t)(k->w[4] & PSN_MASK);
 }
 
-void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
+static void addr_text(const struct flow_key *k, bool dst, bool tcp, char *buf, size_t cap)
 {
     uint8_t a[16];
     memcpy(a, &k->w[dst ? 2 : 0], 16);
@@ -86,11 +119,29 @@ void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
     }
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     if (!memcmp(a, mapped, 12)) {
-        snprintf(buf, cap, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+        if (tcp)
+            snprintf(buf, cap, "%u.%u.%u.%u:%u", a[12], a[13], a[14], a[15], flow_key_port(k, dst));
+        else
+            snprintf(buf, cap, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
         return;
     }
-    if (!inet_ntop(AF_INET6, a, buf, (socklen_t)cap) && cap)
-        buf[0] = 0;
+    char v6[INET6_ADDRSTRLEN];
+    if (!inet_ntop(AF_INET6, a, v6, sizeof v6))
+        v6[0] = 0;
+    if (tcp)
+        snprintf(buf, cap, "[%s]:%u", v6, flow_key_port(k, dst));
+    else
+        snprintf(buf, cap, "%s", v6);
+}
+
+void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
+{
+    addr_text(k, dst, flow_key_is_tcp(k), buf, cap);
+}
+
+void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap)
+{
+    addr_text(k, dst, false, buf, cap);
 }
 
 /* Multiply-xorshift over the five words; good enough for addresses that

@@ -44,7 +44,7 @@ struct msg *chan_push(struct replay *r, struct flow *f)
 {
     struct chan *c = &f->ch;
     if (c->n == MAX_OUTSTANDING) {
-        msg_finish(r, f, chan_msg(c, 0), MSG_NO_ACK);
+        msg_finish(r, f, chan_msg(c, 0), f->iw ? MSG_NO_RESPONSE : MSG_NO_ACK);
         chan_pop_done(r, f);
     }
     if (c->n == c->cap && !chan_grow(c)) {
@@ -131,6 +131,13 @@ void msg_finish(struct replay *r, struct flow *f, struct msg *m, enum msg_status
                                 .value = m->req_packets,
                                 .text = st == MSG_INCOMPLETE ? "request packets missing" : NULL};
         if (!anomaly_add(&r->anomalies, ANOM_MISSING_ACK, st == MSG_INCOMPLETE, (int32_t)(f->id - 1), m->req_packets, &ev))
+            r->oom = true;
+    } else if (st == MSG_NO_RESPONSE || st == MSG_SEGMENTS_MISSING) {
+        /* iWARP: the code is the message kind; value the segments seen */
+        struct anom_event ev = {.frame = {m->f_first, m->f_req_last, 0}, .t = m->t_first,
+                                .value = m->req_packets + m->resp_packets};
+        unsigned kind = st == MSG_NO_RESPONSE ? ANOM_UNANSWERED : ANOM_INCOMPLETE;
+        if (!anomaly_add(&r->anomalies, kind, m->kind, (int32_t)(f->id - 1), ev.value, &ev))
             r->oom = true;
     }
     if (r->opts->json)

@@ -205,7 +205,7 @@ static void read_capture(struct replay *r, struct capture *cap)
         if (r->t > r->t_last)
             r->t_last = r->t;
         enum rdma_status st = rdma_decode(&r->opts->cfg, (unsigned)r->linktype, fr.data, fr.caplen, fr.len, &pkt);
-        replay_frame(r, &pkt, st);
+        replay_frame(r, &pkt, st, fr.data);
         if (r->oom)
             return;
     }
@@ -266,6 +266,8 @@ static void replay_free(struct replay *r)
     pfc_free(&r->pfc);
     free(r->slow.v);
     free(r->tl_active);
+    rdma_iwarp_stream_free(r->iwarp);
+    free(r->iw_times);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -312,6 +314,7 @@ int cmd_replay(int argc, char **argv)
     } else {
         if (r.damaged)
             rc = EXIT_USAGE;
+        iwarp_finish(&r);
         timeline_flush(&r);
         pfc_finish(&r);
         replay_finish_flows(&r);
