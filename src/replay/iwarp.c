@@ -49,6 +49,12 @@
 
 enum { UNMATCHED_READ = 1, UNMATCHED_ATOMIC = 2 };
 
+/* Where a PDU lies in the capture: the frame its first octet came in, and
+ * the frame that completed it. */
+struct at {
+    uint64_t first, t_first, last, t_last;
+};
+
 void iw_flow_free(struct flow *f)
 {
     free(f->iw);
@@ -213,23 +219,28 @@ static unsigned untagged_kind(uint8_t opcode)
     }
 }
 
-static void begin(struct replay *r, struct iw_open *o, uint8_t opcode, unsigned kind, uint64_t first)
+static void begin(struct iw_open *o, uint8_t opcode, unsigned kind, const struct at *at)
 {
     memset(&o->m, 0, sizeof o->m);
     o->active = true;
     o->matched = false;
     o->opcode = opcode;
     o->m.kind = (uint8_t)kind;
-    o->m.f_first = first;
-    o->m.t_first = frame_time(r, first);
+    o->m.f_first = at->first;
+    o->m.t_first = at->t_first;
 }
 
-static void sent_segment(struct replay *r, struct flow *f, struct iw_open *o, uint32_t payload)
+static void request_segment(struct msg *m, const struct at *at)
 {
-    o->m.req_packets++;
+    m->req_packets++;
+    m->f_req_last = at->last;
+    m->t_req_last = at->t_last;
+}
+
+static void sent_segment(struct flow *f, struct iw_open *o, uint32_t payload, const struct at *at)
+{
+    request_segment(&o->m, at);
     o->m.bytes += payload;
-    o->m.f_req_last = r->frame;
-    o->m.t_req_last = r->t;
     f->goodput_bytes += payload;
     f->tl_bytes += payload;
 }
@@ -263,11 +274,12 @@ static struct msg *find_read(struct flow *req, uint32_t stag, bool *skipped)
     return NULL;
 }
 
-static void finish_read(struct replay *r, struct flow *req, struct msg *m, enum msg_status st)
+static void finish_read(struct replay *r, struct flow *req, struct msg *m, enum msg_status st,
+                        const struct at *at)
 {
     if (st == MSG_OK) {
-        m->f_done = r->frame;
-        m->t_done = r->t;
+        m->f_done = at->last;
+        m->t_done = at->t_last;
         m->has_latency = !m->partial;
     }
     msg_finish(r, req, m, st);
@@ -287,7 +299,7 @@ static void interrupted(struct replay *r, struct flow *f, struct iw_open *o)
     bool skipped;
     struct msg *m = o->matched && req ? find_read(req, o->stag, &skipped) : NULL;
     if (m)
-        finish_read(r, req, m, MSG_SEGMENTS_MISSING);
+        finish_read(r, req, m, MSG_SEGMENTS_MISSING, NULL);
 }
 
 static void queue_request(struct replay *r, struct flow *f, struct iw_open *o)
@@ -301,7 +313,7 @@ static void queue_request(struct replay *r, struct flow *f, struct iw_open *o)
 }
 
 static void read_response(struct replay *r, struct flow *f, struct iw_open *o, const struct rdma_iwarp_fpdu *fp,
-                          bool first)
+                          bool first, const struct at *at)
 {
     struct flow *req = peer_of(r, f);
     bool skipped;
@@ -309,9 +321,9 @@ static void read_response(struct replay *r, struct flow *f, struct iw_open *o, c
     if (first) {
         o->matched = m != NULL;
         if (!m)
-            anomaly(r, ANOM_UNMATCHED, UNMATCHED_READ, f, o->m.f_first, r->frame, 0, NULL);
+            anomaly(r, ANOM_UNMATCHED, UNMATCHED_READ, f, at->first, at->last, 0, NULL);
         else if (skipped)
-            anomaly(r, ANOM_OUT_OF_ORDER, 1, f, o->m.f_first, m->f_first, 0, NULL);
+            anomaly(r, ANOM_OUT_OF_ORDER, 1, f, at->first, m->f_first, 0, NULL);
     }
     f->goodput_bytes += fp->payload_len;
     f->tl_bytes += fp->payload_len;
@@ -321,11 +333,11 @@ static void read_response(struct replay *r, struct flow *f, struct iw_open *o, c
     m->bytes += fp->payload_len;
     if (fp->ddp.last_flag) {
         o->active = false;
-        finish_read(r, req, m, MSG_OK);
+        finish_read(r, req, m, MSG_OK, at);
     }
 }
 
-static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, uint64_t first)
+static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
 {
     struct iw_open *o = &f->iw->tagged;
     uint8_t op = fp->rdmap.opcode;
@@ -333,7 +345,7 @@ static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpd
     if (o->active && !cont)
         interrupted(r, f, o);
     if (!cont) {
-        begin(r, o, op, op == RDMA_RDMAP_WRITE ? KIND_IW_WRITE : KIND_IW_READ, first);
+        begin(o, op, op == RDMA_RDMAP_WRITE ? KIND_IW_WRITE : KIND_IW_READ, at);
         o->stag = fp->ddp.stag;
         o->m.va = fp->ddp.tagged_offset;
         o->m.rkey = fp->ddp.stag;
@@ -341,17 +353,17 @@ static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpd
     }
     o->next_off = fp->ddp.tagged_offset + fp->payload_len;
     if (op == RDMA_RDMAP_READ_RESPONSE) {
-        read_response(r, f, o, fp, !cont);
+        read_response(r, f, o, fp, !cont, at);
         if (fp->ddp.last_flag)
             o->active = false;
         return;
     }
-    sent_segment(r, f, o, fp->payload_len);
+    sent_segment(f, o, fp->payload_len, at);
     if (fp->ddp.last_flag)
         complete_sent(r, f, o);
 }
 
-static void atomic_response(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, uint64_t first)
+static void atomic_response(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
 {
     struct flow *req = peer_of(r, f);
     uint32_t id = fp->atomic_resp.original_request_identifier;
@@ -360,15 +372,15 @@ static void atomic_response(struct replay *r, struct flow *f, const struct rdma_
         struct msg *m = chan_msg(c, i);
         if (!m->f_done && m->kind == KIND_IW_ATOMIC && m->atomic_id == id) {
             m->resp_packets++;
-            finish_read(r, req, m, MSG_OK);
+            finish_read(r, req, m, MSG_OK, at);
             return;
         }
     }
-    anomaly(r, ANOM_UNMATCHED, UNMATCHED_ATOMIC, f, first, r->frame, 0, NULL);
+    anomaly(r, ANOM_UNMATCHED, UNMATCHED_ATOMIC, f, at->first, at->last, 0, NULL);
 }
 
 /* Layer, error type and code in one anomaly code: 4, 4 and 8 bits. */
-static void terminate(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, uint64_t first)
+static void terminate(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
 {
     const struct rdma_rdmap_term *t = &fp->term;
     const char *what = NULL;
@@ -376,18 +388,18 @@ static void terminate(struct replay *r, struct flow *f, const struct rdma_iwarp_
         what = rdma_rdmap_opcodes[fp->term_rdmap.opcode & 0xf].name;
     f->iw->terminates++;
     anomaly(r, ANOM_TERMINATE, (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode,
-            f, first, r->frame, 0, what);
+            f, at->first, at->last, 0, what);
 }
 
-static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, uint64_t first)
+static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
 {
     uint8_t op = fp->rdmap.opcode;
     if (op == RDMA_RDMAP_TERMINATE) {
-        terminate(r, f, fp, first);
+        terminate(r, f, fp, at);
         return;
     }
     if (op == RDMA_RDMAP_ATOMIC_RESPONSE) {
-        atomic_response(r, f, fp, first);
+        atomic_response(r, f, fp, at);
         return;
     }
     const struct rdma_ddp *d = &fp->ddp;
@@ -396,7 +408,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
     if (o->active && !cont)
         interrupted(r, f, o);
     if (!cont) {
-        begin(r, o, op, untagged_kind(op), first);
+        begin(o, op, untagged_kind(op), at);
         o->m.qn = d->qn;
         o->m.msn = d->msn;
         o->m.partial = d->mo != 0;
@@ -405,9 +417,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
     struct msg *m = &o->m;
     if (op == RDMA_RDMAP_READ_REQUEST) {
         const struct rdma_rdmap_rr *rr = &fp->rr;
-        m->req_packets++;
-        m->f_req_last = r->frame;
-        m->t_req_last = r->t;
+        request_segment(m, at);
         m->va = rr->srcto;
         m->rkey = rr->srcstag;
         m->dmalen = rr->rdmardsz;
@@ -420,9 +430,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
     }
     if (op == RDMA_RDMAP_ATOMIC_REQUEST) {
         const struct rdma_rdmap_atomic_add *a = &fp->atomic.add; /* the common fields lead both forms */
-        m->req_packets++;
-        m->f_req_last = r->frame;
-        m->t_req_last = r->t;
+        request_segment(m, at);
         m->va = a->remote_tagged_offset;
         m->rkey = a->remote_stag;
         m->dmalen = 8;
@@ -436,7 +444,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
         m->rkey = fp->rdmap.inval_stag;
         m->has_ieth = true;
     }
-    sent_segment(r, f, o, fp->payload_len);
+    sent_segment(f, o, fp->payload_len, at);
     if (d->last_flag)
         complete_sent(r, f, o);
 }
@@ -460,23 +468,31 @@ static void mpa(struct replay *r, struct flow *f, const struct rdma_mpa_frame *m
     }
 }
 
-static void fpdu(struct replay *r, struct flow *f, const struct rdma_iwarp_pdu *pdu)
+/* An FPDU of direction f, which the frame of direction fed completed. The
+ * other direction's FPDUs come out only when a handshake frame released
+ * what it held: all their octets had come by that direction's last frame. */
+static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const struct rdma_iwarp_pdu *pdu)
 {
     const struct rdma_iwarp_fpdu *fp = &pdu->fpdu;
+    struct at at = {pdu->frame, frame_time(r, pdu->frame), r->frame, r->t};
+    if (f != fed) {
+        at.last = f->last_frame;
+        at.t_last = f->last_t;
+    }
     if (fp->status == RDMA_BAD_CHECKSUM) {
         f->iw->bad_crc++;
-        anomaly(r, ANOM_BAD_MPA_CRC, 0, f, pdu->frame, r->frame, fp->wire_len, fp->op ? fp->op->name : NULL);
+        anomaly(r, ANOM_BAD_MPA_CRC, 0, f, at.first, at.last, fp->wire_len, fp->op ? fp->op->name : NULL);
         return;
     }
     if (fp->status != RDMA_OK) {
-        bad(r, f, (enum rdma_status)fp->status, fp->reason, pdu->frame);
+        bad(r, f, (enum rdma_status)fp->status, fp->reason, at.first);
         return;
     }
     f->iw->segments++;
     if (fp->ddp.tagged_flag)
-        tagged(r, f, fp, pdu->frame);
+        tagged(r, f, fp, &at);
     else
-        untagged(r, f, fp, pdu->frame);
+        untagged(r, f, fp, &at);
 }
 
 static void pdu_in(struct replay *r, struct flow *f, const struct rdma_iwarp_pdu *pdu)
@@ -486,7 +502,7 @@ static void pdu_in(struct replay *r, struct flow *f, const struct rdma_iwarp_pdu
         mpa(r, f, &pdu->mpa);
         break;
     case RDMA_IWARP_PDU_FPDU:
-        fpdu(r, direction_of(r, f, pdu->fpdu.seq), pdu);
+        fpdu(r, direction_of(r, f, pdu->fpdu.seq), f, pdu);
         break;
     default:
         bad(r, f, (enum rdma_status)pdu->status, pdu->reason, pdu->frame);
