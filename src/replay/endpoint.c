@@ -13,51 +13,65 @@
 
 #include "replay.h"
 
-static void put_mapped_v4(uint8_t out[16], const uint8_t v4[4])
+/* Keys are built a word at a time, in registers: staging an address byte
+ * by byte and reading the key back as words (to hash and compare it, at
+ * once) would stall every frame on store-to-load forwarding. */
+static void addr_words(uint64_t w[2], const uint8_t a[16])
 {
-    memset(out, 0, 10);
-    out[10] = out[11] = 0xff;
-    memcpy(out + 12, v4, 4);
+    memcpy(w, a, 16);
 }
 
-static void put_lid(uint8_t out[16], uint16_t lid)
+/* ::ffff:a.b.c.d, the bytes 0 x 10, ff ff, a b c d */
+static void mapped_v4_words(uint64_t w[2], const uint8_t v4[4])
 {
-    memset(out, 0, 16);
-    out[14] = (uint8_t)(lid >> 8);
-    out[15] = (uint8_t)lid;
+    uint32_t a;
+    memcpy(&a, v4, 4);
+    w[0] = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w[1] = 0xffff0000u | (uint64_t)a << 32;
+#else
+    w[1] = (uint64_t)0xffff << 32 | a;
+#endif
 }
 
-static void key_set(struct flow_key *k, const uint8_t src[16], const uint8_t dst[16],
-                    unsigned kind, uint32_t qpn)
+/* the bytes 0 x 14, then the LID most significant byte first */
+static void lid_words(uint64_t w[2], uint16_t lid)
 {
-    memcpy(&k->w[0], src, 16);
-    memcpy(&k->w[2], dst, 16);
-    k->w[4] = (uint64_t)(qpn & PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
+    w[0] = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w[1] = (uint64_t)__builtin_bswap16(lid) << 48;
+#else
+    w[1] = lid;
+#endif
+}
+
+static uint64_t last_word(unsigned kind, uint32_t qpn)
+{
+    return (uint64_t)(qpn & PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
 }
 
 bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
 {
-    uint8_t s[16], d[16];
     unsigned kind = ADDR_IP;
     if (!(pkt->present & RDMA_HDR_BTH))
         return false;
     if (pkt->present & RDMA_HDR_IP) {
-        put_mapped_v4(s, pkt->ip.src);
-        put_mapped_v4(d, pkt->ip.dst);
+        mapped_v4_words(&k->w[0], pkt->ip.src);
+        mapped_v4_words(&k->w[2], pkt->ip.dst);
     } else if (pkt->present & RDMA_HDR_IPV6) {
-        memcpy(s, pkt->ipv6.src, 16);
-        memcpy(d, pkt->ipv6.dst, 16);
+        addr_words(&k->w[0], pkt->ipv6.src);
+        addr_words(&k->w[2], pkt->ipv6.dst);
     } else if (pkt->present & RDMA_HDR_GRH) {
-        memcpy(s, pkt->grh.sgid, 16);
-        memcpy(d, pkt->grh.dgid, 16);
+        addr_words(&k->w[0], pkt->grh.sgid);
+        addr_words(&k->w[2], pkt->grh.dgid);
     } else if (pkt->present & RDMA_HDR_LRH) {
-        put_lid(s, pkt->lrh.slid);
-        put_lid(d, pkt->lrh.dlid);
+        lid_words(&k->w[0], pkt->lrh.slid);
+        lid_words(&k->w[2], pkt->lrh.dlid);
         kind = ADDR_LID;
     } else {
         return false;
     }
-    key_set(k, s, d, kind, pkt->bth.destqp);
+    k->w[4] = last_word(kind, pkt->bth.destqp);
     return true;
 }
 
@@ -65,16 +79,14 @@ bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
 
 void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k)
 {
-    uint8_t s[16], d[16];
     if (pkt->present & RDMA_HDR_IP) {
-        put_mapped_v4(s, pkt->ip.src);
-        put_mapped_v4(d, pkt->ip.dst);
+        mapped_v4_words(&k->w[0], pkt->ip.src);
+        mapped_v4_words(&k->w[2], pkt->ip.dst);
     } else {
-        memcpy(s, pkt->ipv6.src, 16);
-        memcpy(d, pkt->ipv6.dst, 16);
+        addr_words(&k->w[0], pkt->ipv6.src);
+        addr_words(&k->w[2], pkt->ipv6.dst);
     }
-    key_set(k, s, d, ADDR_TCP, tcp->dstport);
-    k->w[4] |= (uint64_t)tcp->srcport << PORT_SHIFT;
+    k->w[4] = last_word(ADDR_TCP, tcp->dstport) | (uint64_t)tcp->srcport << PORT_SHIFT;
 }
 
 bool flow_key_is_tcp(const struct flow_key *k)
@@ -144,14 +156,15 @@ void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap)
     addr_text(k, dst, false, buf, cap);
 }
 
-/* Multiply-xorshift over the five words; good enough for addresses that
- * differ in a few bytes and QPNs that count up. */
+/* Three independent multiplies (source, destination, QPN) folded by a
+ * fourth, then the high half folded into the low half that picks the
+ * slot: a short dependency chain on every frame, and every key bit
+ * reaches the slot index. */
 uint64_t flow_key_hash(const struct flow_key *k)
 {
-    uint64_t h = 0x243f6a8885a308d3u;
-    for (int i = 0; i < 5; i++) {
-        h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15u;
-        h ^= h >> 29;
-    }
-    return h;
+    uint64_t s = (k->w[1] * 0x9e3779b97f4a7c15u) ^ k->w[0];
+    uint64_t d = (k->w[3] * 0xc2b2ae3d27d4eb4fu) ^ k->w[2];
+    uint64_t q = k->w[4] * 0x165667b19e3779f9u;
+    uint64_t h = (s ^ (d << 29 | d >> 35) ^ (q << 47 | q >> 17)) * 0x9e3779b97f4a7c15u;
+    return h ^ h >> 32;
 }

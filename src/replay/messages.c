@@ -75,7 +75,10 @@ struct msg *chan_insert(struct replay *r, struct flow *f, uint32_t psn)
 }
 
 /* Drop finished messages from the head; messages may finish out of order
- * (an ACK completes a WRITE behind a READ still waiting for responses). */
+ * (an ACK completes a WRITE behind a READ still waiting for responses).
+ * An empty ring starts again at its first slot: a QP with one message
+ * outstanding at a time then keeps reusing one slot, which stays in the
+ * cache, rather than walking the whole ring. */
 void chan_pop_done(struct replay *r, struct flow *f)
 {
     (void)r;
@@ -84,6 +87,8 @@ void chan_pop_done(struct replay *r, struct flow *f)
         c->head = (c->head + 1) & (c->cap - 1);
         c->n--;
     }
+    if (!c->n)
+        c->head = 0;
 }
 
 static void stats_add(struct kind_stats *s, const struct msg *m)
