@@ -4,7 +4,8 @@
  * RoCEv2 packet (IPv4 held as IPv4-mapped IPv6, which is also how RoCE
  * writes an IPv4 GID, so CM path GIDs and packet addresses compare equal),
  * the GRH GIDs of RoCEv1 and of routed InfiniBand, or the LRH LIDs of
- * InfiniBand inside a subnet.
+ * InfiniBand inside a subnet. An iWARP flow is one direction of a TCP
+ * connection: its addresses and both ports.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -12,54 +13,94 @@
 
 #include "replay.h"
 
-static void put_mapped_v4(uint8_t out[16], const uint8_t v4[4])
+/* Keys are built a word at a time, in registers: staging an address byte
+ * by byte and reading the key back as words (to hash and compare it, at
+ * once) would stall every frame on store-to-load forwarding. */
+static void addr_words(uint64_t w[2], const uint8_t a[16])
 {
-    memset(out, 0, 10);
-    out[10] = out[11] = 0xff;
-    memcpy(out + 12, v4, 4);
+    memcpy(w, a, 16);
 }
 
-static void put_lid(uint8_t out[16], uint16_t lid)
+/* ::ffff:a.b.c.d, the bytes 0 x 10, ff ff, a b c d */
+static void mapped_v4_words(uint64_t w[2], const uint8_t v4[4])
 {
-    memset(out, 0, 16);
-    out[14] = (uint8_t)(lid >> 8);
-    out[15] = (uint8_t)lid;
+    uint32_t a;
+    memcpy(&a, v4, 4);
+    w[0] = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w[1] = 0xffff0000u | (uint64_t)a << 32;
+#else
+    w[1] = (uint64_t)0xffff << 32 | a;
+#endif
 }
 
-static void key_set(struct flow_key *k, const uint8_t src[16], const uint8_t dst[16],
-                    unsigned kind, uint32_t qpn)
+/* the bytes 0 x 14, then the LID most significant byte first */
+static void lid_words(uint64_t w[2], uint16_t lid)
 {
-    memcpy(&k->w[0], src, 16);
-    memcpy(&k->w[2], dst, 16);
-    k->w[4] = (uint64_t)(qpn & PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
+    w[0] = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w[1] = (uint64_t)__builtin_bswap16(lid) << 48;
+#else
+    w[1] = lid;
+#endif
+}
+
+static uint64_t last_word(unsigned kind, uint32_t qpn)
+{
+    return (uint64_t)(qpn & PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
 }
 
 bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
 {
-    uint8_t s[16], d[16];
     unsigned kind = ADDR_IP;
     if (!(pkt->present & RDMA_HDR_BTH))
         return false;
     if (pkt->present & RDMA_HDR_IP) {
-        put_mapped_v4(s, pkt->ip.src);
-        put_mapped_v4(d, pkt->ip.dst);
+        mapped_v4_words(&k->w[0], pkt->ip.src);
+        mapped_v4_words(&k->w[2], pkt->ip.dst);
     } else if (pkt->present & RDMA_HDR_IPV6) {
-        memcpy(s, pkt->ipv6.src, 16);
-        memcpy(d, pkt->ipv6.dst, 16);
+        addr_words(&k->w[0], pkt->ipv6.src);
+        addr_words(&k->w[2], pkt->ipv6.dst);
     } else if (pkt->present & RDMA_HDR_GRH) {
-        memcpy(s, pkt->grh.sgid, 16);
-        memcpy(d, pkt->grh.dgid, 16);
+        addr_words(&k->w[0], pkt->grh.sgid);
+        addr_words(&k->w[2], pkt->grh.dgid);
     } else if (pkt->present & RDMA_HDR_LRH) {
-        put_lid(s, pkt->lrh.slid);
-        put_lid(d, pkt->lrh.dlid);
+        lid_words(&k->w[0], pkt->lrh.slid);
+        lid_words(&k->w[2], pkt->lrh.dlid);
         kind = ADDR_LID;
     } else {
         return false;
     }
-    key_set(k, s, d, kind, pkt->bth.destqp);
+    k->w[4] = last_word(kind, pkt->bth.destqp);
     return true;
 }
 
+#define PORT_SHIFT 40
+
+void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k)
+{
+    if (pkt->present & RDMA_HDR_IP) {
+        mapped_v4_words(&k->w[0], pkt->ip.src);
+        mapped_v4_words(&k->w[2], pkt->ip.dst);
+    } else {
+        addr_words(&k->w[0], pkt->ipv6.src);
+        addr_words(&k->w[2], pkt->ipv6.dst);
+    }
+    k->w[4] = last_word(ADDR_TCP, tcp->dstport) | (uint64_t)tcp->srcport << PORT_SHIFT;
+}
+
+bool flow_key_is_tcp(const struct flow_key *k)
+{
+    return ((k->w[4] >> 24) & 0xff) == ADDR_TCP;
+}
+
+uint16_t flow_key_port(const struct flow_key *k, bool dst)
+{
+    return (uint16_t)(dst ? k->w[4] : k->w[4] >> PORT_SHIFT);
+}
+
+/* The other direction: addresses swapped, and the QPN given, or for a TCP
+ * connection the ports swapped. */
 void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *out)
 {
     struct flow_key r;
@@ -67,7 +108,11 @@ void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *o
     r.w[1] = k->w[3];
     r.w[2] = k->w[0];
     r.w[3] = k->w[1];
-    r.w[4] = (k->w[4] & ~(uint64_t)PSN_MASK) | (qpn & PSN_MASK);
+    if (flow_key_is_tcp(k))
+        r.w[4] = (k->w[4] & ~((uint64_t)0xffff << PORT_SHIFT | 0xffff)) |
+                 (uint64_t)flow_key_port(k, true) << PORT_SHIFT | flow_key_port(k, false);
+    else
+        r.w[4] = (k->w[4] & ~(uint64_t)PSN_MASK) | (qpn & PSN_MASK);
     *out = r;
 }
 
@@ -76,7 +121,7 @@ uint32_t flow_key_qpn(const struct flow_key *k)
     return (uint32_t)(k->w[4] & PSN_MASK);
 }
 
-void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
+static void addr_text(const struct flow_key *k, bool dst, bool tcp, char *buf, size_t cap)
 {
     uint8_t a[16];
     memcpy(a, &k->w[dst ? 2 : 0], 16);
@@ -86,21 +131,40 @@ void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
     }
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     if (!memcmp(a, mapped, 12)) {
-        snprintf(buf, cap, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+        if (tcp)
+            snprintf(buf, cap, "%u.%u.%u.%u:%u", a[12], a[13], a[14], a[15], flow_key_port(k, dst));
+        else
+            snprintf(buf, cap, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
         return;
     }
-    if (!inet_ntop(AF_INET6, a, buf, (socklen_t)cap) && cap)
-        buf[0] = 0;
+    char v6[INET6_ADDRSTRLEN];
+    if (!inet_ntop(AF_INET6, a, v6, sizeof v6))
+        v6[0] = 0;
+    if (tcp)
+        snprintf(buf, cap, "[%s]:%u", v6, flow_key_port(k, dst));
+    else
+        snprintf(buf, cap, "%s", v6);
 }
 
-/* Multiply-xorshift over the five words; good enough for addresses that
- * differ in a few bytes and QPNs that count up. */
+void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
+{
+    addr_text(k, dst, flow_key_is_tcp(k), buf, cap);
+}
+
+void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap)
+{
+    addr_text(k, dst, false, buf, cap);
+}
+
+/* Three independent multiplies (source, destination, QPN) folded by a
+ * fourth, then the high half folded into the low half that picks the
+ * slot: a short dependency chain on every frame, and every key bit
+ * reaches the slot index. */
 uint64_t flow_key_hash(const struct flow_key *k)
 {
-    uint64_t h = 0x243f6a8885a308d3u;
-    for (int i = 0; i < 5; i++) {
-        h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15u;
-        h ^= h >> 29;
-    }
-    return h;
+    uint64_t s = (k->w[1] * 0x9e3779b97f4a7c15u) ^ k->w[0];
+    uint64_t d = (k->w[3] * 0xc2b2ae3d27d4eb4fu) ^ k->w[2];
+    uint64_t q = k->w[4] * 0x165667b19e3779f9u;
+    uint64_t h = (s ^ (d << 29 | d >> 35) ^ (q << 47 | q >> 17)) * 0x9e3779b97f4a7c15u;
+    return h ^ h >> 32;
 }

@@ -20,8 +20,10 @@ struct pair_bucket {
 
 void flow_table_free(struct flow_table *t)
 {
-    for (uint32_t i = 0; i < t->n; i++)
+    for (uint32_t i = 0; i < t->n; i++) {
         chan_free(&flow_at(t, i)->ch);
+        iw_flow_free(flow_at(t, i));
+    }
     for (uint32_t c = 0; c < t->nchunks; c++)
         free(t->chunks[c]);
     free(t->chunks);

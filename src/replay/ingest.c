@@ -6,7 +6,10 @@
  *   PFC / PAUSE             -> pfc.c
  *   RoCEv1, RoCEv2, IB      -> replay_transport(): flow, then requests.c,
  *                              responses.c, cm.c
- *   (iWARP: MPA/DDP/RDMAP per TCP connection would dispatch here)
+ *   TCP over IPv4/IPv6      -> iwarp.c: the codec's stream decoder, then per
+ *                              connection direction the MPA startup and the
+ *                              RDMAP messages of its DDP segments; TCP that
+ *                              is not MPA counts as other traffic
  *   anything else           -> counted as other traffic
  */
 #include "replay.h"
@@ -127,6 +130,28 @@ static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
         chan_response(r, f, pkt);
 }
 
+static bool carries_tcp(const struct rdma_pkt *pkt)
+{
+    if (pkt->present & RDMA_HDR_IP)
+        return pkt->ip.proto == RDMA_IP_PROTO_TCP;
+    return (pkt->present & RDMA_HDR_IPV6) && pkt->ipv6.nxt == RDMA_IP_PROTO_TCP;
+}
+
+static void tcp_segment(struct replay *r, struct rdma_pkt *pkt, const uint8_t *data)
+{
+    struct flow *f = iwarp_frame(r, pkt, data);
+    if (!f) {
+        r->other_frames++;
+        return;
+    }
+    r->rdma_frames++;
+    if (congestion_experienced(pkt)) {
+        f->ecn_ce++;
+        f->tl_ce++;
+        note(r, ANOM_ECN_CE, f, 0);
+    }
+}
+
 /* Only the payload missing: a capture with a snap length. The headers are
  * all there, so the frame is analysed; only its ICRC cannot be checked. */
 static bool snapped(const struct rdma_pkt *pkt)
@@ -135,7 +160,7 @@ static bool snapped(const struct rdma_pkt *pkt)
            pkt->payload && pkt->frame_len < pkt->wire_len;
 }
 
-void replay_frame(struct replay *r, const struct rdma_pkt *pkt, enum rdma_status st)
+void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
 {
     r->frames++;
     r->wire_bytes += pkt->wire_len;
@@ -145,6 +170,8 @@ void replay_frame(struct replay *r, const struct rdma_pkt *pkt, enum rdma_status
         /* cut or broken before it could be recognised: still a bad frame */
         if (st == RDMA_TRUNCATED || st == RDMA_MALFORMED || st == RDMA_BAD_CHECKSUM)
             bad_frame(r, pkt->reason, st);
+        else if (st == RDMA_OK && carries_tcp(pkt))
+            tcp_segment(r, pkt, data);
         else
             r->other_frames++;
         return;

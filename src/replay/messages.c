@@ -44,7 +44,7 @@ struct msg *chan_push(struct replay *r, struct flow *f)
 {
     struct chan *c = &f->ch;
     if (c->n == MAX_OUTSTANDING) {
-        msg_finish(r, f, chan_msg(c, 0), MSG_NO_ACK);
+        msg_finish(r, f, chan_msg(c, 0), f->iw ? MSG_NO_RESPONSE : MSG_NO_ACK);
         chan_pop_done(r, f);
     }
     if (c->n == c->cap && !chan_grow(c)) {
@@ -75,7 +75,10 @@ struct msg *chan_insert(struct replay *r, struct flow *f, uint32_t psn)
 }
 
 /* Drop finished messages from the head; messages may finish out of order
- * (an ACK completes a WRITE behind a READ still waiting for responses). */
+ * (an ACK completes a WRITE behind a READ still waiting for responses).
+ * An empty ring starts again at its first slot: a QP with one message
+ * outstanding at a time then keeps reusing one slot, which stays in the
+ * cache, rather than walking the whole ring. */
 void chan_pop_done(struct replay *r, struct flow *f)
 {
     (void)r;
@@ -84,6 +87,8 @@ void chan_pop_done(struct replay *r, struct flow *f)
         c->head = (c->head + 1) & (c->cap - 1);
         c->n--;
     }
+    if (!c->n)
+        c->head = 0;
 }
 
 static void stats_add(struct kind_stats *s, const struct msg *m)
@@ -131,6 +136,13 @@ void msg_finish(struct replay *r, struct flow *f, struct msg *m, enum msg_status
                                 .value = m->req_packets,
                                 .text = st == MSG_INCOMPLETE ? "request packets missing" : NULL};
         if (!anomaly_add(&r->anomalies, ANOM_MISSING_ACK, st == MSG_INCOMPLETE, (int32_t)(f->id - 1), m->req_packets, &ev))
+            r->oom = true;
+    } else if (st == MSG_NO_RESPONSE || st == MSG_SEGMENTS_MISSING) {
+        /* iWARP: the code is the message kind; value the segments seen */
+        struct anom_event ev = {.frame = {m->f_first, m->f_req_last, 0}, .t = m->t_first,
+                                .value = m->req_packets + m->resp_packets};
+        unsigned kind = st == MSG_NO_RESPONSE ? ANOM_UNANSWERED : ANOM_INCOMPLETE;
+        if (!anomaly_add(&r->anomalies, kind, m->kind, (int32_t)(f->id - 1), ev.value, &ev))
             r->oom = true;
     }
     if (r->opts->json)

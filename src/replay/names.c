@@ -20,6 +20,9 @@ const char *kind_name(unsigned kind)
         "RDMA WRITE", "RDMA WRITE with Immediate", "RDMA WRITE with Invalidate",
         "RDMA READ", "RDMA READ with Immediate", "RDMA READ with Invalidate",
         "ATOMIC", "ATOMIC with Immediate", "ATOMIC with Invalidate",
+#define IW_KIND_NAME(name, text) text,
+        IWARP_KINDS(IW_KIND_NAME)
+#undef IW_KIND_NAME
     };
     return kind < NKINDS ? names[kind] : "?";
 }
@@ -56,7 +59,7 @@ const char *gbn_trigger_name(unsigned t)
 
 const char *pairing_name(unsigned p)
 {
-    static const char *const names[] = {"unpaired", "ACK", "DETH", "CM"};
+    static const char *const names[] = {"unpaired", "ACK", "DETH", "CM", "TCP"};
     return p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
@@ -71,6 +74,10 @@ const char *msg_status_name(const struct msg *m)
         return "no acknowledgement";
     case MSG_INCOMPLETE:
         return "request packets missing";
+    case MSG_NO_RESPONSE:
+        return "no response";
+    case MSG_SEGMENTS_MISSING:
+        return "DDP segments missing";
     }
     return "?";
 }

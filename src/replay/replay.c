@@ -1,5 +1,7 @@
 /* replay.c - `rdmasim replay`: a capture to conversations, messages,
- * latencies, rates and anomalies, read once, streaming (src/capture.c). */
+ * latencies, rates and anomalies, read once, streaming (src/capture.c);
+ * RoCE, InfiniBand and PFC frames one at a time (ingest.c), iWARP through
+ * the codec's TCP stream decoder (iwarp.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,24 +23,32 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: rdmasim replay [OPTIONS] FILE\n"
             "\n"
-            "Read a pcap or pcapng capture of RoCEv1, RoCEv2 or InfiniBand traffic once,\n"
-            "streaming, and report:\n"
+            "Read a pcap or pcapng capture of RoCEv1, RoCEv2, InfiniBand or iWARP traffic\n"
+            "once, streaming, and report:\n"
             "  conversations  the queue pairs that talked: endpoints (IP, GID or LID) and\n"
             "                 QPNs, both directions joined through CM REQ/REP when the\n"
             "                 capture has them, else by matching acknowledgements to\n"
-            "                 requests; packets, goodput, packet rate, duration\n"
+            "                 requests; iWARP: each TCP connection from its MPA Request\n"
+            "                 on (address:port); packets, goodput, packet rate, duration\n"
             "  messages       each SEND, RDMA WRITE, RDMA READ and atomic (with or\n"
             "                 without immediate/invalidate): frames, PSNs, bytes,\n"
             "                 packets, remote address and key, and latency from the\n"
             "                 first request packet to the ACK or last READ response\n"
-            "                 that completes it\n"
+            "                 that completes it; iWARP: each RDMAP Write, Read, Send\n"
+            "                 (with Invalidate, with SE), Immediate Data and Atomic\n"
+            "                 with its DDP segments, STag and tagged offset or queue and\n"
+            "                 MSN, a Read's latency to the last Read Response segment\n"
             "  anomalies      PSN gaps, duplicates, retransmissions and go-back-N\n"
             "                 episodes, NAKs by code, RNR NAKs with their timer,\n"
             "                 out-of-order responses, responses without a request,\n"
             "                 messages unacknowledged at the end of the capture, bad\n"
             "                 ICRC/VCRC, bad frames, ECN-CE and FECN marks, CNPs per\n"
             "                 QP, CM REJ, and PFC/PAUSE frames per priority with the time\n"
-            "                 paused, each with the frame numbers involved\n"
+            "                 paused; iWARP Terminates (layer, error type and code), bad\n"
+            "                 MPA CRCs, TCP retransmissions, segments out of order and\n"
+            "                 capture gaps, MPA rejects, incomplete messages and Read or\n"
+            "                 Atomic Requests unanswered; each with the frame numbers\n"
+            "                 involved\n"
             "\n"
             "  --json             one JSON document instead of the text report; it lists\n"
             "                     every message and every row the text report cuts\n"
@@ -205,7 +215,7 @@ static void read_capture(struct replay *r, struct capture *cap)
         if (r->t > r->t_last)
             r->t_last = r->t;
         enum rdma_status st = rdma_decode(&r->opts->cfg, (unsigned)r->linktype, fr.data, fr.caplen, fr.len, &pkt);
-        replay_frame(r, &pkt, st);
+        replay_frame(r, &pkt, st, fr.data);
         if (r->oom)
             return;
     }
@@ -266,6 +276,8 @@ static void replay_free(struct replay *r)
     pfc_free(&r->pfc);
     free(r->slow.v);
     free(r->tl_active);
+    rdma_iwarp_stream_free(r->iwarp);
+    free(r->iw_times);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -312,6 +324,7 @@ int cmd_replay(int argc, char **argv)
     } else {
         if (r.damaged)
             rc = EXIT_USAGE;
+        iwarp_finish(&r);
         timeline_flush(&r);
         pfc_finish(&r);
         replay_finish_flows(&r);

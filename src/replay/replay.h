@@ -12,9 +12,13 @@
  * lives in the flow its requests use and is completed by packets of the
  * paired flow.
  *
- * iWARP would add flows keyed by TCP connection, fed by an MPA/DDP/RDMAP
- * handler next to replay_transport() in ingest.c; the message and anomaly
- * layers below take no position on the transport underneath.
+ * iWARP flows are the two directions of a TCP connection (key: addresses
+ * and both ports), joined as one conversation from the start; iwarp.c
+ * assembles their RDMAP messages from the DDP segments the codec's stream
+ * decoder hands out. A message is kept in the flow of the side that asked
+ * for it (the sender of a Send or Write, the requester of a Read), as for
+ * RoCE; the message and anomaly layers below take no position on the
+ * transport underneath beyond the kinds they name.
  *
  * Time is integer nanoseconds from the capture (libpcap opened with
  * PCAP_TSTAMP_PRECISION_NANO); frame numbers count from 1, as Wireshark's.
@@ -27,6 +31,7 @@
 #include <stdio.h>
 
 #include "rdma_codec.h"
+#include "rdma_iwarp.h"
 
 #define PSN_MASK 0xffffffu
 
@@ -37,11 +42,31 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
     return (int32_t)((a - b) << 8) >> 8;
 }
 
-/* ---- message kinds: one base operation from the opcode flags, with or
- * without immediate data or invalidate ------------------------------------ */
+/* ---- message kinds: for RoCE and InfiniBand one base operation from the
+ * opcode flags, with or without immediate data or invalidate; for iWARP
+ * the RDMAP messages of RFC 5040 and RFC 7306 by their own names ---------- */
 enum { KIND_BASE_SEND, KIND_BASE_WRITE, KIND_BASE_READ, KIND_BASE_ATOMIC, KIND_BASES };
 enum { KIND_MOD_NONE, KIND_MOD_IMM, KIND_MOD_INV, KIND_MODS };
-#define NKINDS (KIND_BASES * KIND_MODS)
+#define NKINDS_IB (KIND_BASES * KIND_MODS)
+
+#define IWARP_KINDS(X)                                                         \
+    X(WRITE, "iWARP RDMA Write")                                               \
+    X(READ, "iWARP RDMA Read")                                                 \
+    X(SEND, "iWARP Send")                                                      \
+    X(SEND_INV, "iWARP Send with Invalidate")                                  \
+    X(SEND_SE, "iWARP Send with SE")                                           \
+    X(SEND_SE_INV, "iWARP Send with SE and Invalidate")                        \
+    X(IMMEDIATE, "iWARP Immediate Data")                                       \
+    X(IMMEDIATE_SE, "iWARP Immediate Data with SE")                            \
+    X(ATOMIC, "iWARP Atomic")
+
+enum {
+    KIND_IW_BEFORE = NKINDS_IB - 1,
+#define IW_KIND_ENUM(name, text) KIND_IW_##name,
+    IWARP_KINDS(IW_KIND_ENUM)
+#undef IW_KIND_ENUM
+    NKINDS
+};
 unsigned kind_of_flags(uint32_t opflags);
 const char *kind_name(unsigned kind);
 
@@ -56,7 +81,15 @@ const char *kind_name(unsigned kind);
     X(BAD_ICRC, "bad ICRC", 2)                                                 \
     X(BAD_FRAME, "bad frame", 2)                                               \
     X(CM_REJ, "CM REJ", 2)                                                     \
+    X(TERMINATE, "iWARP Terminate", 0)                                         \
+    X(UNANSWERED, "unanswered request", 1)                                     \
+    X(TCP_GAP, "TCP capture gap", 1)                                           \
+    X(BAD_MPA_CRC, "bad MPA CRC", 2)                                           \
+    X(INCOMPLETE, "incomplete message", 2)                                     \
+    X(MPA_REJECT, "MPA reject", 2)                                             \
     X(RETRANSMIT, "retransmitted packets", 3)                                  \
+    X(TCP_RETRANSMIT, "TCP retransmission", 3)                                 \
+    X(TCP_OUT_OF_ORDER, "TCP out of order", 3)                                 \
     X(DUPLICATE, "duplicate packets", 3)                                       \
     X(UNMATCHED, "response without request", 3)                                \
     X(PFC_PAUSE, "PFC pause", 4)                                               \
@@ -130,7 +163,9 @@ bool anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow
                  uint64_t packets, const struct anom_event *ev);
 
 /* ---- messages ------------------------------------------------------------ */
-enum msg_status { MSG_OK, MSG_NAK, MSG_NO_ACK, MSG_INCOMPLETE };
+/* MSG_NO_RESPONSE and MSG_SEGMENTS_MISSING are iWARP's: a Read or Atomic
+ * Request never answered, a message whose last DDP segment never came. */
+enum msg_status { MSG_OK, MSG_NAK, MSG_NO_ACK, MSG_INCOMPLETE, MSG_NO_RESPONSE, MSG_SEGMENTS_MISSING };
 
 struct msg {
     uint64_t va;
@@ -142,6 +177,12 @@ struct msg {
     uint32_t npsn;         /* PSNs the message occupies (READ: once known) */
     uint32_t req_packets, resp_packets, retransmits;
     uint32_t resp_next;    /* READ: the response PSN expected next */
+    /* iWARP: va/rkey are the tagged offset and STag of a Write or Atomic and
+     * the data source of a Read; untagged messages have a queue and MSN */
+    uint64_t sink_to;      /* Read: where the responses go */
+    uint32_t sink_stag;
+    uint32_t qn, msn;
+    uint32_t atomic_id;    /* Atomic Request identifier */
     uint8_t kind;
     uint8_t status;        /* enum msg_status */
     uint8_t nak_code;
@@ -193,14 +234,47 @@ struct chan {
     struct kind_stats ks[NKINDS];
 };
 
+/* ---- iWARP stream state of one direction ---------------------------------- */
+/* A message whose DDP segments are arriving: segments of a message carry
+ * consecutive tagged offsets (one STag) or message offsets (one queue and
+ * MSN), the last with the L flag (RFC 5041 4.2-4.4). */
+struct iw_open {
+    struct msg m;
+    bool active;
+    bool matched;          /* Read Response: its Read Request was found */
+    uint8_t opcode;
+    uint32_t stag;
+    uint64_t next_off;     /* the TO or MO that continues the message */
+};
+
+/* RDMAP sends untagged messages on queues 0-3 (RFC 5040 5.1, RFC 7306). */
+#define IW_QUEUES 4
+
+struct iw_flow {
+    /* the TCP sequence numbers this direction's data covered lately, to
+     * tell which direction a PDU the decoder hands out came from */
+    uint32_t seq_lo, seq_hi;
+    bool seq_valid;
+    struct iw_open tagged, untagged[IW_QUEUES];
+    uint64_t segments, bad_crc, malformed, terminates;
+    uint64_t tcp_retrans, tcp_ooo, tcp_gaps;
+    /* the MPA Request or Reply this side sent */
+    uint64_t mpa_frame, mpa_t;
+    uint8_t mpa_kind;      /* enum rdma_mpa_frame_kind, 0: none seen */
+    uint8_t mpa_rev;
+    bool mpa_markers, mpa_crc, mpa_reject;
+};
+
 /* ---- flows ----------------------------------------------------------------- */
-/* src[16] dst[16], then QPN | src kind << 24 | dst kind << 32 */
+/* src[16] dst[16], then QPN | src kind << 24 | dst kind << 32; a TCP
+ * connection's direction has kind ADDR_TCP, its destination port where
+ * the QPN is and its source port from bit 40. */
 struct flow_key {
     uint64_t w[5];
 };
 
-enum addr_kind { ADDR_IP, ADDR_LID };
-enum pairing { PAIR_NONE, PAIR_ACK, PAIR_DETH, PAIR_CM };
+enum addr_kind { ADDR_IP, ADDR_LID, ADDR_TCP };
+enum pairing { PAIR_NONE, PAIR_ACK, PAIR_DETH, PAIR_CM, PAIR_TCP };
 
 struct flow {
     struct flow_key key;
@@ -222,6 +296,7 @@ struct flow {
     uint64_t tl_interval;
     bool tl_active;
     uint64_t tl_packets, tl_bytes, tl_cnp, tl_ce, tl_nak, tl_retrans;
+    struct iw_flow *iw;     /* iWARP: the direction's stream state, else NULL */
     struct chan ch;
 };
 
@@ -262,10 +337,18 @@ void flows_join(struct flow_table *t, struct flow *a, struct flow *b, enum pairi
 /* Fill the key of the flow a decoded packet belongs to. False if the packet
  * has no addresses the analysis can use. */
 bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k);
+/* The key of the direction of a TCP connection a segment travels. */
+void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k);
+bool flow_key_is_tcp(const struct flow_key *k);
+uint16_t flow_key_port(const struct flow_key *k, bool dst);
 void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *out);
 uint32_t flow_key_qpn(const struct flow_key *k);
-/* Address as text: dotted quad for IPv4-mapped, IPv6/GID, or "LID n". */
+/* Address as text: dotted quad for IPv4-mapped, IPv6/GID, or "LID n";
+ * with ":port" (IPv6 in brackets) for a TCP connection. */
 void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap);
+/* The same without the port. */
+void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap);
+#define ADDR_TEXT_MAX 64
 uint64_t flow_key_hash(const struct flow_key *k);
 
 /* ---- CM connections ------------------------------------------------------------- */
@@ -344,14 +427,26 @@ struct replay {
     int linktype;
     bool damaged;           /* libpcap stopped at a damaged record */
     uint64_t messages_done, messages_failed;
+    /* iWARP: the stream decoder (created at the first TCP segment) and the
+     * times of recent frames, for PDUs that began in an earlier frame */
+    struct rdma_iwarp_stream *iwarp;
+    uint64_t *iw_times;
     /* timeline */
     uint64_t tl_interval;   /* index of the open interval */
     uint32_t *tl_active;    /* flows active in it */
     uint32_t tl_n, tl_cap;
 };
 
-/* ingest.c: one decoded frame into the analysis */
-void replay_frame(struct replay *r, const struct rdma_pkt *pkt, enum rdma_status st);
+/* ingest.c: one decoded frame (and its bytes) into the analysis */
+void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data);
+/* iwarp.c */
+/* A TCP segment: the flow of its direction when it belongs to an MPA
+ * connection, else NULL (plain TCP, or memory ran out: r->oom). */
+struct flow *iwarp_frame(struct replay *r, struct rdma_pkt *pkt, const uint8_t *data);
+/* End of capture: what the stream still holds, messages cut short, and
+ * requests never answered. */
+void iwarp_finish(struct replay *r);
+void iw_flow_free(struct flow *f);
 /* requests.c / responses.c */
 void chan_request(struct replay *r, struct flow *f, const struct rdma_pkt *pkt);
 void chan_response(struct replay *r, struct flow *rf, const struct rdma_pkt *pkt);

@@ -89,6 +89,11 @@ void conv_ends(const struct conv_view *c, struct conv_end *a, struct conv_end *b
 {
     addr_format(&c->x->key, false, a->addr, sizeof a->addr);
     addr_format(&c->x->key, true, b->addr, sizeof b->addr);
+    a->tcp = b->tcp = c->x->iw != NULL;
+    if (a->tcp) {
+        a->qpn_known = b->qpn_known = false;
+        return;
+    }
     b->qpn = flow_key_qpn(&c->x->key);
     b->qpn_known = true;
     a->qpn = c->y ? flow_key_qpn(&c->y->key) : c->x->src_qpn;
@@ -123,6 +128,23 @@ uint32_t *anomaly_order(const struct replay *r)
     return idx;
 }
 
+/* A Terminate's layer, error type and code (RFC 5040 7.2) by the names the
+ * codec gives them: "DDP / Tagged Buffer Error / Invalid STag". */
+static void terminate_text(unsigned packed, char *buf, size_t cap)
+{
+    unsigned layer = packed >> 12, etype = packed >> 8 & 0xf, code = packed & 0xff;
+    const char *l = rdma_term_layer_name(layer), *t = rdma_term_etype_name(layer, etype),
+               *e = rdma_term_error_name(layer, etype, code);
+    char lb[24], tb[24], eb[24];
+    if (!l)
+        snprintf(lb, sizeof lb, "layer %u", layer);
+    if (!t)
+        snprintf(tb, sizeof tb, "type %u", etype);
+    if (!e)
+        snprintf(eb, sizeof eb, "code 0x%02x", code);
+    snprintf(buf, cap, "%s / %s / %s", l ? l : lb, t ? t : tb, e ? e : eb);
+}
+
 /* What the code of an anomaly means, for its kind. */
 void anomaly_code_text(const struct anomaly *a, char *buf, size_t cap)
 {
@@ -141,6 +163,21 @@ void anomaly_code_text(const struct anomaly *a, char *buf, size_t cap)
         break;
     case ANOM_PSN_GAP:
         snprintf(buf, cap, "%s", a->code ? "READ responses" : "requests");
+        break;
+    case ANOM_TERMINATE:
+        terminate_text(a->code, buf, cap);
+        break;
+    case ANOM_UNANSWERED:
+    case ANOM_INCOMPLETE:
+        snprintf(buf, cap, "%s", kind_name(a->code));
+        break;
+    case ANOM_TCP_RETRANSMIT:
+        snprintf(buf, cap, "%s", a->code ? "partly new data" : "");
+        break;
+    case ANOM_UNMATCHED:
+    case ANOM_OUT_OF_ORDER:
+        if (a->code)
+            snprintf(buf, cap, "%s", a->code == 1 ? "iWARP Read Response" : "iWARP Atomic Response");
         break;
     case ANOM_DUPLICATE:
         snprintf(buf, cap, "%s", a->code ? "answer to a retransmission" : "exact copy");

@@ -14,9 +14,10 @@ struct conv_view {
 };
 
 struct conv_end {
-    char addr[48];
+    char addr[ADDR_TEXT_MAX]; /* with the port for a TCP connection */
     uint32_t qpn;
     bool qpn_known;
+    bool tcp;                 /* iWARP: no QPN */
 };
 
 /* Conversations sorted for reading (caller frees), anomaly indices sorted

@@ -36,9 +36,37 @@ void report_json_begin(struct replay *r)
 
 static void endpoint_addr(FILE *o, const struct flow_key *k, bool dst)
 {
-    char a[48];
-    addr_format(k, dst, a, sizeof a);
+    char a[ADDR_TEXT_MAX];
+    addr_format_ip(k, dst, a, sizeof a);
     json_str(o, a);
+}
+
+/* An iWARP message: DDP segments for packets, STag and tagged offset or
+ * queue and MSN for PSNs, and no completion for a Write or Send, which
+ * nothing above TCP acknowledges. */
+static void iwarp_message(FILE *o, const struct msg *m)
+{
+    bool answered = m->kind == KIND_IW_READ || m->kind == KIND_IW_ATOMIC;
+    fprintf(o, ",\"first_frame\":%" PRIu64 ",\"last_request_frame\":%" PRIu64, m->f_first, m->f_req_last);
+    if (m->has_latency)
+        fprintf(o, ",\"completion_frame\":%" PRIu64 ",\"latency_ns\":%" PRIu64, m->f_done, m->t_done - m->t_first);
+    else
+        fputs(",\"completion_frame\":null,\"latency_ns\":null", o);
+    fprintf(o, ",\"last_frame\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"request_segments\":%" PRIu32
+               ",\"response_segments\":%" PRIu32 ",\"bytes\":%" PRIu64,
+            answered && m->resp_packets ? m->f_done : m->f_req_last, m->t_first, m->req_packets, m->resp_packets,
+            m->bytes);
+    if (m->kind != KIND_IW_WRITE)
+        fprintf(o, ",\"queue\":%" PRIu32 ",\"msn\":%" PRIu32, m->qn, m->msn);
+    if (m->has_reth)
+        fprintf(o, ",\"stag\":\"0x%08" PRIx32 "\",\"tagged_offset\":\"0x%016" PRIx64 "\"", m->rkey, m->va);
+    if (m->kind == KIND_IW_READ)
+        fprintf(o, ",\"read_size\":%" PRIu32 ",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_tagged_offset\":\"0x%016" PRIx64 "\"",
+                m->dmalen, m->sink_stag, m->sink_to);
+    if (m->kind == KIND_IW_ATOMIC)
+        fprintf(o, ",\"request_id\":%" PRIu32, m->atomic_id);
+    if (m->has_ieth)
+        fprintf(o, ",\"invalidate_stag\":\"0x%08" PRIx32 "\"", m->rkey);
 }
 
 void report_json_message(struct replay *r, const struct flow *f, const struct msg *m)
@@ -46,11 +74,18 @@ void report_json_message(struct replay *r, const struct flow *f, const struct ms
     FILE *o = r->out;
     fputs(r->first_message_out ? ",\n" : "\n", o);
     r->first_message_out = true;
-    fprintf(o, "{\"flow\":%" PRIu32 ",\"conversation\":%" PRIu32 ",\"kind\":\"%s\",\"requester\":", f->id,
-            conv_id(r, f), kind_name(m->kind));
+    fprintf(o, "{\"flow\":%" PRIu32 ",\"conversation\":%" PRIu32 ",\"protocol\":\"%s\",\"kind\":\"%s\",\"requester\":",
+            f->id, conv_id(r, f), rdma_proto_name((enum rdma_proto)f->proto), kind_name(m->kind));
     endpoint_addr(o, &f->key, false);
     fputs(",\"responder\":", o);
     endpoint_addr(o, &f->key, true);
+    if (f->iw) {
+        fprintf(o, ",\"requester_port\":%u,\"responder_port\":%u", flow_key_port(&f->key, false),
+                flow_key_port(&f->key, true));
+        iwarp_message(o, m);
+        fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", msg_status_name(m));
+        return;
+    }
     fprintf(o,
             ",\"responder_qpn\":%" PRIu32 ",\"psn\":%" PRIu32 ",\"psn_count\":%" PRIu32 ",\"first_frame\":%" PRIu64
             ",\"last_request_frame\":%" PRIu64,
@@ -111,6 +146,78 @@ static void flow_json(FILE *o, const struct flow *f, const char *from, const cha
             f->ecn_ce, f->fecn, f->bad_icrc, f->retransmits, f->duplicates, f->unmatched, f->ch.n, f->ch.mtu);
 }
 
+static void iwarp_flow_json(FILE *o, const struct flow *f, const char *from, const char *to)
+{
+    const struct iw_flow *iw = f->iw;
+    fprintf(o,
+            "{\"id\":%" PRIu32 ",\"from\":\"%s\",\"to\":\"%s\",\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
+            ",\"goodput_bytes\":%" PRIu64 ",\"first_frame\":%" PRIu64 ",\"last_frame\":%" PRIu64
+            ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"ddp_segments\":%" PRIu64 ",\"requests\":%" PRIu64
+            ",\"ecn_ce\":%" PRIu64 ",\"bad_mpa_crc\":%" PRIu64 ",\"bad_pdus\":%" PRIu64 ",\"terminates\":%" PRIu64
+            ",\"tcp_retransmissions\":%" PRIu64 ",\"tcp_out_of_order\":%" PRIu64 ",\"tcp_gaps\":%" PRIu64
+            ",\"outstanding_at_end\":%" PRIu32 "}",
+            f->id, from, to, f->packets, f->wire_bytes, f->goodput_bytes, f->first_frame, f->last_frame, f->first_t,
+            f->last_t, iw->segments, f->ch.requests, f->ecn_ce, iw->bad_crc, iw->malformed, iw->terminates,
+            iw->tcp_retrans, iw->tcp_ooo, iw->tcp_gaps, f->ch.n);
+}
+
+static void one_flow(FILE *o, const struct flow *f, const char *from, const char *to)
+{
+    if (f->iw)
+        iwarp_flow_json(o, f, from, to);
+    else
+        flow_json(o, f, from, to);
+}
+
+/* The MPA startup of an iWARP conversation: the Request and Reply each
+ * side sent (RFC 5044 7.1). */
+static void mpa_json(FILE *o, const struct conv_view *c)
+{
+    const struct iw_flow *req = NULL, *rep = NULL;
+    for (int s = 0; s < 2; s++) {
+        const struct flow *g = s ? c->y : c->x;
+        if (g && g->iw->mpa_kind == RDMA_MPA_REQUEST)
+            req = g->iw;
+        else if (g && g->iw->mpa_kind == RDMA_MPA_REPLY)
+            rep = g->iw;
+    }
+    const struct iw_flow *both[2] = {req, rep};
+    static const char *const names[2] = {"request", "reply"};
+    fputs(",\"mpa\":{", o);
+    for (int k = 0; k < 2; k++) {
+        const struct iw_flow *w = both[k];
+        fprintf(o, "%s\"%s\":", k ? "," : "", names[k]);
+        if (!w) {
+            fputs("null", o);
+            continue;
+        }
+        fprintf(o, "{\"frame\":%" PRIu64 ",\"from\":\"%s\",\"revision\":%u,\"markers\":%s,\"crc\":%s", w->mpa_frame,
+                w == c->x->iw ? "a" : "b", w->mpa_rev, w->mpa_markers ? "true" : "false",
+                w->mpa_crc ? "true" : "false");
+        if (k)
+            fprintf(o, ",\"rejected\":%s", w->mpa_reject ? "true" : "false");
+        fputc('}', o);
+    }
+    if (req && rep)
+        fprintf(o, ",\"setup_ns\":%" PRIu64, rep->mpa_t >= req->mpa_t ? rep->mpa_t - req->mpa_t : 0);
+    fputc('}', o);
+}
+
+static void conv_end_json(FILE *o, const struct conv_view *c, const struct conv_end *e, bool dst)
+{
+    fputs("{\"address\":", o);
+    if (!e->tcp) {
+        json_str(o, e->addr);
+        if (e->qpn_known)
+            fprintf(o, ",\"qpn\":%" PRIu32 "}", e->qpn);
+        else
+            fputs(",\"qpn\":null}", o);
+        return;
+    }
+    endpoint_addr(o, &c->x->key, dst);
+    fprintf(o, ",\"port\":%u}", flow_key_port(&c->x->key, dst));
+}
+
 static void conversations(struct replay *r, const struct conv_view *v, uint32_t n)
 {
     FILE *o = r->out;
@@ -120,30 +227,29 @@ static void conversations(struct replay *r, const struct conv_view *v, uint32_t 
         struct conv_end a, b;
         conv_ends(c, &a, &b);
         uint64_t dur = c->last_t - c->first_t;
-        fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"pairing\":\"%s\",\"transport\":\"%s\",\"protocol\":\"%s\",\"a\":{\"address\":",
-                i ? "," : "", c->id, pairing_name(c->x->pairing), rdma_transport_name(c->x->transport),
-                rdma_proto_name((enum rdma_proto)c->x->proto));
-        json_str(o, a.addr);
-        if (a.qpn_known)
-            fprintf(o, ",\"qpn\":%" PRIu32 "},\"b\":{\"address\":", a.qpn);
-        else
-            fputs(",\"qpn\":null},\"b\":{\"address\":", o);
-        json_str(o, b.addr);
-        fprintf(o, ",\"qpn\":%" PRIu32 "},\"connection\":", b.qpn);
+        fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"pairing\":\"%s\",\"transport\":\"%s\",\"protocol\":\"%s\",\"a\":",
+                i ? "," : "", c->id, pairing_name(c->x->pairing),
+                c->x->iw ? "TCP" : rdma_transport_name(c->x->transport), rdma_proto_name((enum rdma_proto)c->x->proto));
+        conv_end_json(o, c, &a, false);
+        fputs(",\"b\":", o);
+        conv_end_json(o, c, &b, true);
+        fputs(",\"connection\":", o);
         if (c->x->conn >= 0)
             fprintf(o, "%" PRId32, c->x->conn + 1);
         else
             fputs("null", o);
+        if (c->x->iw)
+            mpa_json(o, c);
         fprintf(o,
                 ",\"packets\":%" PRIu64 ",\"goodput_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64
                 ",\"goodput_bps\":%" PRIu64 ",\"packets_per_s\":%" PRIu64 ",\"messages\":%" PRIu64
                 ",\"messages_failed\":%" PRIu64 ",\"anomalies\":%" PRIu64 ",\"flows\":[",
                 c->packets, c->goodput, dur, rate_per_s(c->goodput * 8, dur), rate_per_s(c->packets, dur), c->messages,
                 c->failed, c->anomalies);
-        flow_json(o, c->x, "a", "b");
+        one_flow(o, c->x, "a", "b");
         if (c->y) {
             fputc(',', o);
-            flow_json(o, c->y, "b", "a");
+            one_flow(o, c->y, "b", "a");
         }
         fputs("],\"message_kinds\":[", o);
         bool first = true;
@@ -161,7 +267,7 @@ static void connections(struct replay *r)
     fputs(",\"connections\":[", o);
     for (uint32_t i = 0; i < r->conns.n; i++) {
         const struct conn *c = &r->conns.v[i];
-        char a[48], p[48];
+        char a[ADDR_TEXT_MAX], p[ADDR_TEXT_MAX];
         addr_format(&c->active_to_passive, false, a, sizeof a);
         addr_format(&c->active_to_passive, true, p, sizeof p);
         fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"active\":", i ? "," : "", i + 1);
@@ -200,7 +306,7 @@ static void anomalies(struct replay *r)
     fputs(",\"anomalies\":[", o);
     for (uint32_t i = 0; idx && i < r->anomalies.n; i++) {
         const struct anomaly *a = &r->anomalies.v[idx[i]];
-        char code[64];
+        char code[128];
         anomaly_code_text(a, code, sizeof code);
         fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", anomaly_name(a->kind), a->code);
         json_str(o, code);

@@ -31,7 +31,9 @@ static void header(struct replay *r, uint32_t nconv)
 
 static void endpoint(char *buf, size_t cap, const struct conv_end *e)
 {
-    if (e->qpn_known)
+    if (e->tcp)
+        snprintf(buf, cap, "%s", e->addr);
+    else if (e->qpn_known)
         snprintf(buf, cap, "%s QP 0x%06" PRIx32, e->addr, e->qpn);
     else
         snprintf(buf, cap, "%s QP ?", e->addr);
@@ -50,7 +52,7 @@ static void connections(struct replay *r)
         struct conv_end a = {.qpn = c->active_qpn, .qpn_known = true}, p = {.qpn = c->passive_qpn, .qpn_known = c->have_rep};
         addr_format(&c->active_to_passive, false, a.addr, sizeof a.addr);
         addr_format(&c->active_to_passive, true, p.addr, sizeof p.addr);
-        char ea[80], ep[80], psn[16], frames[64], setup[32] = "-";
+        char ea[96], ep[96], psn[16], frames[64], setup[32] = "-";
         endpoint(ea, sizeof ea, &a);
         endpoint(ep, sizeof ep, &p);
         if (c->have_rep)
@@ -82,7 +84,7 @@ static void conversations(struct replay *r, const struct conv_view *v, uint32_t 
         const struct conv_view *c = &v[i];
         struct conv_end a, b;
         conv_ends(c, &a, &b);
-        char ea[80], eb[80], gp[24], dur[24], rate[24];
+        char ea[96], eb[96], gp[24], dur[24], rate[24];
         endpoint(ea, sizeof ea, &a);
         endpoint(eb, sizeof eb, &b);
         uint64_t d = c->last_t - c->first_t;
@@ -111,7 +113,7 @@ static void message_kinds(struct replay *r)
         for (unsigned k = 0; k < NKINDS; k++)
             kind_stats_merge(&all[k], &flow_at(&r->flows, i)->ch.ks[k]);
     fprintf(o, "\nMessages\n");
-    fprintf(o, "  %-26s %-8s %-7s %-10s %-8s %s\n", "kind", "count", "failed", "bytes", "packets",
+    fprintf(o, "  %-34s %-8s %-7s %-10s %-8s %s\n", "kind", "count", "failed", "bytes", "packets",
             "latency min / avg / max");
     for (unsigned k = 0; k < NKINDS; k++) {
         const struct kind_stats *s = &all[k];
@@ -126,7 +128,7 @@ static void message_kinds(struct replay *r)
             fmt_duration(mx, sizeof mx, s->lat_max);
             snprintf(lat, sizeof lat, "%s / %s / %s", mn, av, mx);
         }
-        fprintf(o, "  %-26s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", kind_name(k), s->count, s->failed,
+        fprintf(o, "  %-34s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", kind_name(k), s->count, s->failed,
                 b, s->packets, lat);
     }
 }
@@ -144,13 +146,15 @@ static void slowest(struct replay *r)
     for (uint32_t i = 0; i < s->n; i++) {
         const struct msg *m = &s->v[i].m;
         const struct flow *f = flow_at(&r->flows, s->v[i].flow);
-        char frames[48], lat[24], remote[40] = "-";
+        char frames[48], lat[24], remote[40] = "-", psn[16] = "-";
         snprintf(frames, sizeof frames, "%" PRIu64 "-%" PRIu64, m->f_first, m->f_done);
         fmt_duration(lat, sizeof lat, m->t_done - m->t_first);
         if (m->has_reth)
             snprintf(remote, sizeof remote, "0x%" PRIx64 " / 0x%" PRIx32, m->va, m->rkey);
-        fprintf(o, "  %-5" PRIu32 " %-26s %-9" PRIu32 " %-15s %-8" PRIu64 " %-10s %-30s %s\n", conv_id(r, f),
-                kind_name(m->kind), m->psn, frames, m->bytes, lat, remote, msg_status_name(m));
+        if (!f->iw) /* iWARP has no PSNs */
+            snprintf(psn, sizeof psn, "%" PRIu32, m->psn);
+        fprintf(o, "  %-5" PRIu32 " %-26s %-9s %-15s %-8" PRIu64 " %-10s %-30s %s\n", conv_id(r, f),
+                kind_name(m->kind), psn, frames, m->bytes, lat, remote, msg_status_name(m));
     }
 }
 
@@ -172,9 +176,12 @@ static void describe(char *buf, size_t cap, const struct anomaly *a, const struc
         fmt_duration(v, sizeof v, ev->value);
         n = (size_t)snprintf(buf, cap, "PSN %" PRIu32 ", wait %s", ev->psn, v);
         break;
-    case ANOM_NAK:
     case ANOM_OUT_OF_ORDER:
     case ANOM_UNMATCHED:
+        if (a->code) /* iWARP: no PSN */
+            break;
+        /* fall through */
+    case ANOM_NAK:
     case ANOM_MISSING_ACK:
     case ANOM_DUPLICATE:
     case ANOM_RETRANSMIT:
@@ -188,6 +195,20 @@ static void describe(char *buf, size_t cap, const struct anomaly *a, const struc
     case ANOM_BAD_FRAME:
         n = (size_t)snprintf(buf, cap, "%s", ev->text ? ev->text : "?");
         break;
+    case ANOM_TERMINATE:
+        if (ev->text)
+            n = (size_t)snprintf(buf, cap, "%s terminated", ev->text);
+        break;
+    case ANOM_BAD_MPA_CRC:
+        n = (size_t)snprintf(buf, cap, "%s, %" PRIu64 " octets", ev->text ? ev->text : "FPDU", ev->value);
+        break;
+    case ANOM_TCP_RETRANSMIT:
+    case ANOM_TCP_OUT_OF_ORDER:
+        n = (size_t)snprintf(buf, cap, "%" PRIu64 " bytes", ev->value);
+        break;
+    case ANOM_INCOMPLETE:
+        n = (size_t)snprintf(buf, cap, "%" PRIu64 " segment%s seen", ev->value, ev->value == 1 ? "" : "s");
+        break;
     }
     if (!n && cap)
         buf[0] = 0;
@@ -198,9 +219,12 @@ static void describe(char *buf, size_t cap, const struct anomaly *a, const struc
     for (int k = 0; k < 3; k++)
         if (ev->frame[k] && (!nf || fr[nf - 1] != ev->frame[k]))
             fr[nf++] = ev->frame[k];
+    /* after a description the frames go in parentheses, else alone */
+    bool alone = !n;
     for (int i = 0; i < nf && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%" PRIu64, i ? ", " : nf > 1 ? " (frames " : " (frame ", fr[i]);
-    if (nf && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s%" PRIu64, i ? ", " : alone ? "" : " (",
+                              i ? "" : nf > 1 ? "frames " : "frame ", fr[i]);
+    if (nf && n < cap && !alone)
         snprintf(buf + n, cap - n, ")");
 }
 
@@ -216,11 +240,11 @@ static void anomalies(struct replay *r)
     if (!r->anomalies.n)
         fprintf(o, "  none\n");
     else
-        fprintf(o, "  %-26s %-30s %-5s %-7s %s\n", "kind", "detail", "conv", "count", "occurrences");
+        fprintf(o, "  %-26s %-48s %-5s %-7s %s\n", "kind", "detail", "conv", "count", "occurrences");
     uint32_t rows = r->opts->top * 2;
     for (uint32_t i = 0; i < r->anomalies.n && i < rows; i++) {
         const struct anomaly *a = &r->anomalies.v[idx[i]];
-        char code[64], conv[16] = "-", what[512];
+        char code[128], conv[16] = "-", what[512];
         anomaly_code_text(a, code, sizeof code);
         if (a->flow >= 0)
             snprintf(conv, sizeof conv, "%" PRIu32, conv_id(r, flow_at(&r->flows, (uint32_t)a->flow)));
@@ -247,7 +271,7 @@ static void anomalies(struct replay *r)
             if (a->count > EXAMPLES && n < sizeof what)
                 snprintf(what + n, sizeof what - n, "; ...");
         }
-        fprintf(o, "  %-26s %-30s %-5s %-7" PRIu64 " %s\n", anomaly_name(a->kind), code, conv, a->count, what);
+        fprintf(o, "  %-26s %-48s %-5s %-7" PRIu64 " %s\n", anomaly_name(a->kind), code, conv, a->count, what);
     }
     if (r->anomalies.n > rows)
         fprintf(o, "  ... and %" PRIu32 " more rows (--top, --json)\n", r->anomalies.n - rows);

@@ -2,7 +2,8 @@
  * carried packets in it, and for every PFC priority paused or pausing in it.
  * Intervals without a row for a flow had no packets of that flow (goodput
  * zero). Rows are written as intervals close, so memory stays with the
- * flows, not the capture.
+ * flows, not the capture. An iWARP flow is one direction of a TCP
+ * connection; its retransmissions are TCP's, and it has no CNPs or NAKs.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -36,13 +37,15 @@ void timeline_touch(struct replay *r, struct flow *f)
 static void flow_row(struct replay *r, uint64_t lo, struct flow *f)
 {
     uint64_t iv = r->opts->interval_ns;
-    char src[48], dst[48];
+    char src[ADDR_TEXT_MAX], dst[ADDR_TEXT_MAX], to[16] = "TCP";
     addr_format(&f->key, false, src, sizeof src);
     addr_format(&f->key, true, dst, sizeof dst);
+    if (!f->iw)
+        snprintf(to, sizeof to, "QP 0x%06" PRIx32, flow_key_qpn(&f->key));
     fprintf(r->timeline,
-            "%" PRIu64 ",%" PRIu64 ",flow,%" PRIu32 ",%" PRIu32 ",%s > %s QP 0x%06" PRIx32 ",%" PRIu64
+            "%" PRIu64 ",%" PRIu64 ",flow,%" PRIu32 ",%" PRIu32 ",%s > %s %s,%" PRIu64
             ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0,0\n",
-            lo, iv, f->id, conv_id(r, f), src, dst, flow_key_qpn(&f->key), f->tl_packets, f->tl_bytes,
+            lo, iv, f->id, conv_id(r, f), src, dst, to, f->tl_packets, f->tl_bytes,
             rate_per_s(f->tl_bytes * 8, iv), rate_per_s(f->tl_packets, iv), f->tl_cnp, f->tl_ce, f->tl_nak,
             f->tl_retrans);
     f->tl_packets = f->tl_bytes = f->tl_cnp = f->tl_ce = f->tl_nak = f->tl_retrans = 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """test_replay.py - `rdmasim replay --json` on the real captures, checked
 against facts re-derived here from their frames (through `rdmasim decode
---json`), and on crafted captures whose story gen_captures.c tells: each
-must produce exactly the anomalies it was built with.
+--json`), and on crafted captures whose story gen_captures.c (RoCE, PFC)
+and gen_iwarp_stories.c (iWARP) tell: each must produce exactly the
+conversations, messages and anomalies it was built with.
 
 Environment: RDMASIM (the binary), TOP_SRCDIR, TOP_BUILDDIR.
 """
@@ -320,6 +321,144 @@ def test_crafted(tmp):
           == [(600, 64, "ok"), (601, 64, "ok"), (602, 1024, "ok")], "bad_frames: three WRITEs")
 
 
+# ---- iWARP ---------------------------------------------------------------
+# What each story of gen_iwarp_stories.c was built with, restated from its
+# comment: MPA framing adds ULPDU_Length (2) and the CRC (4) to a ULPDU of a
+# DDP header (tagged 14, untagged 18) and the payload, padded to 4 octets.
+
+def fpdu_len(header, payload):
+    ulpdu = header + payload
+    return 2 + ulpdu + (-(2 + ulpdu)) % 4 + 4
+
+
+def iw_messages(doc):
+    """(kind, requester:port, bytes, first frame, last frame) -> message"""
+    return {(m["kind"], "%s:%d" % (m["requester"], m["requester_port"]), m["bytes"], m["first_frame"],
+             m["last_frame"]): m for m in doc["messages"]}
+
+
+def expect_iw_messages(story, doc, want):
+    got = iw_messages(doc)
+    check(sorted(got) == sorted(want), "%s: messages\n  got  %s\n  want %s" % (story, sorted(got), sorted(want)))
+    return got
+
+
+def test_iwarp_write_read(tmp, name, a, b):
+    doc = replay(os.path.join(tmp, name + ".pcap"))
+    s = doc["summary"]
+    check((s["frames"], s["rdma_frames"], s["other_frames"], s["bad_frames"]) == (18, 15, 3, 0),
+          name + ": 18 frames, the TCP handshake's three not iWARP")
+    check(len(doc["conversations"]) == 1, name + ": one conversation")
+    v = doc["conversations"][0]
+    check((v["pairing"], v["transport"], v["protocol"]) == ("TCP", "TCP", "iWARP"), name + ": an iWARP conversation")
+    check(v["a"] == {"address": a, "port": 5000} and v["b"] == {"address": b, "port": 6000}, name + ": its ends")
+    check(v["packets"] == 15 and v["goodput_bytes"] == 3000 + 2500 + 100 + 64 + 200 + 50, name + ": packets, goodput")
+    mpa = v["mpa"]
+    check((mpa["request"]["frame"], mpa["request"]["from"], mpa["reply"]["frame"], mpa["reply"]["from"]) == (4, "a", 5, "b")
+          and mpa["request"]["crc"] and not mpa["request"]["markers"], name + ": MPA Request and Reply")
+    A, B = a + ":5000", b + ":6000"
+    got = expect_iw_messages(name, doc, [
+        ("iWARP RDMA Write", A, 3000, 6, 8),
+        ("iWARP RDMA Read", A, 2500, 9, 12),
+        ("iWARP Send", A, 100, 13, 13),
+        ("iWARP Send with Invalidate", B, 64, 14, 14),
+        ("iWARP Send with SE", A, 200, 15, 15),
+        ("iWARP Send with SE and Invalidate", A, 50, 16, 16),
+    ])
+    w = got.get(("iWARP RDMA Write", A, 3000, 6, 8), {})
+    check((w.get("request_segments"), w.get("stag"), w.get("tagged_offset"), w.get("latency_ns"))
+          == (3, "0x00001000", "0x%016x" % 0x10000, None), name + ": the Write's segments, STag and offset")
+    r = got.get(("iWARP RDMA Read", A, 2500, 9, 12), {})
+    check((r.get("request_segments"), r.get("response_segments"), r.get("completion_frame"), r.get("latency_ns"))
+          == (1, 3, 12, 30000), name + ": the Read, its three response segments, 30 us")
+    check((r.get("stag"), r.get("tagged_offset"), r.get("sink_stag"), r.get("sink_tagged_offset"), r.get("read_size"))
+          == ("0x00003000", "0x%016x" % 0x30000, "0x00002000", "0x%016x" % 0x20000, 2500), name + ": the Read's buffers")
+    inv = {m["kind"]: m.get("invalidate_stag") for m in doc["messages"]}
+    check(inv["iWARP Send with Invalidate"] == "0x00002000" and inv["iWARP Send with SE and Invalidate"] == "0x00004000"
+          and inv["iWARP Send"] is None, name + ": invalidated STags")
+    check([m["msn"] for m in doc["messages"] if m["kind"].startswith("iWARP Send") and m["requester"] == a]
+          == [1, 2, 3], name + ": A's Sends carry MSN 1, 2, 3")
+    check(all(m["status"] == "ok" for m in doc["messages"]), name + ": all complete")
+    check(doc["anomalies"] == [], name + ": no anomalies")
+    return doc
+
+
+def test_iwarp(tmp):
+    run([os.path.join(TOP_BUILDDIR, "tests", "replay", "gen_iwarp_stories"), tmp])
+    test_iwarp_write_read(tmp, "iw_write_read", "10.0.0.1", "10.0.0.2")
+    test_iwarp_write_read(tmp, "iw_write_read6", "fd00::1", "fd00::2")
+
+    # the text report: both ends with their ports, and every kind by name
+    text = run([RDMASIM, "replay", os.path.join(tmp, "iw_write_read.pcap")])
+    conv = [line.split() for line in text.splitlines() if "10.0.0.1:5000" in line]
+    check(len(conv) == 1 and conv[0][1:4] == ["10.0.0.1:5000", "10.0.0.2:6000", "TCP"], "iw_write_read: text conversation")
+    for kind in ("iWARP RDMA Write ", "iWARP RDMA Read ", "iWARP Send with SE and Invalidate "):
+        check(any(line.strip().startswith(kind) for line in text.splitlines()), "iw_write_read: text row " + kind)
+
+    # the timeline: one flow per direction, every iWARP frame and byte
+    csv = os.path.join(tmp, "iw.csv")
+    run([RDMASIM, "replay", "--timeline", csv, "--interval", "10us", os.path.join(tmp, "iw_write_read.pcap")])
+    rows = [line.split(",") for line in open(csv).read().splitlines()]
+    col = {n: i for i, n in enumerate(rows[0])}
+    flows = [r for r in rows[1:] if r[col["kind"]] == "flow"]
+    check({r[col["label"]] for r in flows} == {"10.0.0.1:5000 > 10.0.0.2:6000 TCP", "10.0.0.2:6000 > 10.0.0.1:5000 TCP"},
+          "iw timeline: both directions")
+    check(sum(int(r[col["packets"]]) for r in flows) == 15, "iw timeline: packets")
+    check(sum(int(r[col["goodput_bytes"]]) for r in flows) == 5914, "iw timeline: goodput")
+
+    doc = replay(os.path.join(tmp, "iw_split.pcap"))
+    A = "10.0.0.1:5000"
+    got = expect_iw_messages("iw_split", doc, [
+        ("iWARP Send", A, 3000, 3, 5),
+        ("iWARP RDMA Write", A, 500, 6, 8),
+        ("iWARP Send", A, 10, 9, 9),
+        ("iWARP RDMA Read", A, 100, 9, 10),
+    ])
+    check(got.get(("iWARP Send", A, 3000, 3, 5), {}).get("request_segments") == 1,
+          "iw_split: one DDP segment over three TCP segments")
+    check(got.get(("iWARP RDMA Read", A, 100, 9, 10), {}).get("latency_ns") == 4000, "iw_split: the Read, 4 us")
+    check(doc["anomalies"] == [] and doc["summary"]["rdma_frames"] == 10, "iw_split: no anomalies")
+
+    doc = replay(os.path.join(tmp, "iw_errors.pcap"))
+    expect_anomalies("iw_errors", doc, {
+        ("bad MPA CRC", ""): [1, [[4]]],
+        ("TCP retransmission", ""): [1, [[6]]],
+        ("TCP out of order", ""): [1, [[7]]],
+        ("bad frame", "malformed"): [1, [[9]]],
+        ("unanswered request", "iWARP RDMA Read"): [1, [[10]]],
+        ("iWARP Terminate", "DDP / Tagged Buffer Error / Invalid STag"): [1, [[11]]],
+    })
+    by = {a["kind"]: a for a in doc["anomalies"]}
+    check(by["iWARP Terminate"]["events"][0].get("text") == "RDMA Write", "iw_errors: the Terminate names the Write")
+    check(by["bad MPA CRC"]["value_sum"] == fpdu_len(18, 40), "iw_errors: the bad FPDU's length")
+    check(by["TCP retransmission"]["value_sum"] == fpdu_len(14, 200), "iw_errors: the resent segment's length")
+    check(by["bad frame"]["events"][0].get("text") == "DDP reserved field set", "iw_errors: why frame 9 is bad")
+    got = expect_iw_messages("iw_errors", doc, [
+        ("iWARP Send", A, 100, 3, 3),
+        ("iWARP RDMA Write", A, 200, 5, 5),
+        ("iWARP Send", A, 300, 8, 8),
+        ("iWARP RDMA Read", A, 0, 10, 10),
+    ])
+    check([m["status"] for m in doc["messages"] if m["kind"] == "iWARP RDMA Read"] == ["no response"],
+          "iw_errors: the Read is never answered")
+    flows = doc["conversations"][0]["flows"]
+    check([(f["bad_mpa_crc"], f["tcp_retransmissions"], f["tcp_out_of_order"], f["terminates"]) for f in flows]
+          == [(1, 1, 1, 0), (0, 0, 0, 1)], "iw_errors: counts per direction")
+
+    doc = replay(os.path.join(tmp, "iw_two_conns.pcap"))
+    check(sorted((v["a"]["port"], v["b"]["port"], v["messages"]) for v in doc["conversations"])
+          == [(5001, 6000, 2), (5002, 6000, 2)], "iw_two_conns: two conversations, one per connection")
+    got = expect_iw_messages("iw_two_conns", doc, [
+        ("iWARP RDMA Write", "10.0.0.1:5001", 64, 3, 3),
+        ("iWARP RDMA Read", "10.0.0.1:5001", 48, 7, 8),
+        ("iWARP RDMA Read", "10.0.0.1:5002", 32, 6, 9),
+        ("iWARP Send", "10.0.0.1:5002", 16, 10, 10),
+    ])
+    check(sorted(m["latency_ns"] for m in doc["messages"] if m["kind"] == "iWARP RDMA Read") == [1000, 3000],
+          "iw_two_conns: each Read answered on its own connection")
+    check(doc["anomalies"] == [], "iw_two_conns: no anomalies")
+
+
 def test_usage(tmp):
     p = subprocess.run([RDMASIM, "replay", os.path.join(tmp, "missing.pcap")], capture_output=True, text=True)
     check(p.returncode == 2 and "missing.pcap" in p.stderr, "unreadable file: exit 2 naming it")
@@ -369,6 +508,7 @@ def main():
     test_cx4()
     with tempfile.TemporaryDirectory() as tmp:
         test_crafted(tmp)
+        test_iwarp(tmp)
         test_usage(tmp)
         test_timeline(tmp)
     if failures:

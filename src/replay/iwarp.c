@@ -1,0 +1,566 @@
+/* iwarp.c - iWARP in the analysis: every TCP segment goes through the
+ * codec's stream decoder (codec/tcp_stream.c: TCP reassembled per connection
+ * and direction, the MPA startup, markers and CRC32c, RFC 5044), and the
+ * FPDUs it hands out are DDP segments (RFC 5041) assembled into RDMAP
+ * messages (RFC 5040, RFC 7306).
+ *
+ *   segment of an MPA connection -> the flow of its direction (created with
+ *                                   the other one as its conversation)
+ *   MPA Request/Reply            -> the connection's startup; a rejecting
+ *                                   Reply is an anomaly
+ *   FPDU with a bad CRC          -> anomaly, not delivered (the receiving
+ *                                   RNIC drops it and terminates, RFC 5044 8)
+ *   malformed FPDU, stream error -> bad frame
+ *   FPDU                         -> a DDP segment of the message open on
+ *                                   its STag (tagged) or queue (untagged)
+ *
+ *   RDMA Write, Send (with Invalidate, with SE), Immediate Data: complete
+ *     with the segment carrying the L flag
+ *   RDMA Read Request: waits in the requester's flow for the Read Response
+ *     to its sink STag, which completes it with its last segment; responses
+ *     come in the order of the requests (RFC 5040 5.5)
+ *   Atomic Request: waits for the Atomic Response that names its request
+ *     identifier (RFC 7306 5.2.2)
+ *   Terminate: an anomaly with its layer, error type and code
+ *
+ * The stream decoder does not say which direction a PDU came from: nearly
+ * always the direction of the frame being fed, but a handshake's Reply
+ * also releases what the other side sent before it. Each flow remembers
+ * the TCP sequence numbers its data covered lately, and a PDU goes to the
+ * direction whose recent data holds its sequence number.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* Frame times kept for PDUs that began in an earlier frame than the one
+ * completing them (an FPDU spans at most 66 KB, 46 full segments). */
+#define IW_TIMES 16384u
+/* Sequence space a direction's recent data covers for telling directions
+ * apart: more than the decoder holds for one PDU (about 1.3 MB). */
+#define SEQ_WINDOW (4u << 20)
+
+/* The notes codec/tcp_stream.c gives a segment that is not simply next. */
+#define NOTE_RETRANSMISSION "retransmission"
+#define NOTE_PARTIAL "partial retransmission"
+#define NOTE_OUT_OF_ORDER "out of order: held"
+#define NOTE_GAP "capture gap: octets missing"
+
+enum { UNMATCHED_READ = 1, UNMATCHED_ATOMIC = 2 };
+
+/* Where a PDU lies in the capture: the frame its first octet came in, and
+ * the frame that completed it. */
+struct at {
+    uint64_t first, t_first, last, t_last;
+};
+
+void iw_flow_free(struct flow *f)
+{
+    free(f->iw);
+    f->iw = NULL;
+}
+
+static bool setup(struct replay *r)
+{
+    if (r->iwarp)
+        return true;
+    r->iwarp = rdma_iwarp_stream_new();
+    r->iw_times = calloc(IW_TIMES, sizeof *r->iw_times);
+    if (!r->iwarp || !r->iw_times) {
+        r->oom = true;
+        return false;
+    }
+    return true;
+}
+
+static uint64_t frame_time(const struct replay *r, uint64_t frame)
+{
+    if (frame <= r->frame && r->frame - frame < IW_TIMES)
+        return r->iw_times[frame & (IW_TIMES - 1)];
+    return r->t;
+}
+
+static void anomaly(struct replay *r, unsigned kind, unsigned code, const struct flow *f, uint64_t f0,
+                    uint64_t f1, uint64_t value, const char *text)
+{
+    struct anom_event ev = {.frame = {f0, f1, 0}, .t = r->t, .value = value, .text = text};
+    if (!anomaly_add(&r->anomalies, kind, code, f ? (int32_t)(f->id - 1) : -1, 1, &ev))
+        r->oom = true;
+}
+
+static void bad(struct replay *r, const struct flow *f, enum rdma_status st, const char *reason, uint64_t frame)
+{
+    if (f)
+        f->iw->malformed++;
+    r->bad_frames++;
+    anomaly(r, ANOM_BAD_FRAME, st, f, frame, r->frame, 0, reason);
+}
+
+/* ---- flows ------------------------------------------------------------ */
+
+static struct flow *tcp_flow(struct replay *r, const struct flow_key *k)
+{
+    bool created;
+    struct flow *f = flow_get(&r->flows, k, &created);
+    if (!f) {
+        r->oom = true;
+        return NULL;
+    }
+    if (!created)
+        return f;
+    f->proto = RDMA_PROTO_IWARP;
+    if (!(f->iw = calloc(1, sizeof *f->iw))) {
+        r->oom = true;
+        return NULL;
+    }
+    struct flow_key back;
+    flow_key_reverse(k, 0, &back);
+    struct flow *b = flow_find(&r->flows, &back);
+    if (b)
+        flows_join(&r->flows, f, b, PAIR_TCP);
+    else
+        f->pairing = PAIR_TCP; /* the other side has sent nothing yet */
+    return f;
+}
+
+static bool seq_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+static void cover(struct iw_flow *iw, uint32_t seq, uint32_t len)
+{
+    uint32_t end = seq + len;
+    if (!iw->seq_valid) {
+        iw->seq_lo = seq;
+        iw->seq_hi = end;
+        iw->seq_valid = true;
+        return;
+    }
+    if (seq_before(iw->seq_hi, end))
+        iw->seq_hi = end;
+    if (seq_before(seq, iw->seq_lo) && iw->seq_hi - seq <= SEQ_WINDOW)
+        iw->seq_lo = seq;
+    if (iw->seq_hi - iw->seq_lo > SEQ_WINDOW)
+        iw->seq_lo = iw->seq_hi - SEQ_WINDOW;
+}
+
+static bool covers(const struct iw_flow *iw, uint32_t seq)
+{
+    return iw->seq_valid && seq - iw->seq_lo < iw->seq_hi - iw->seq_lo;
+}
+
+/* The flow of the direction a segment travels, with the segment counted. */
+static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const struct rdma_iwarp_seg *seg)
+{
+    struct flow_key k;
+    flow_key_from_tcp(pkt, &seg->hdr, &k);
+    struct flow *f = tcp_flow(r, &k);
+    if (!f)
+        return NULL;
+    if (!f->packets) {
+        f->first_t = r->t;
+        f->first_frame = r->frame;
+    }
+    f->packets++;
+    f->wire_bytes += pkt->wire_len;
+    f->last_t = r->t;
+    f->last_frame = r->frame;
+    f->tl_packets++;
+    timeline_touch(r, f);
+    if (seg->payload_len)
+        cover(f->iw, seg->hdr.seq_raw, seg->payload_len);
+    const char *n = seg->note;
+    if (!n)
+        return f;
+    if (!strcmp(n, NOTE_RETRANSMISSION) || !strcmp(n, NOTE_PARTIAL)) {
+        f->retransmits++;
+        f->tl_retrans++;
+        f->iw->tcp_retrans++;
+        anomaly(r, ANOM_TCP_RETRANSMIT, !strcmp(n, NOTE_PARTIAL), f, r->frame, 0, seg->payload_len, NULL);
+    } else if (!strcmp(n, NOTE_OUT_OF_ORDER)) {
+        f->iw->tcp_ooo++;
+        anomaly(r, ANOM_TCP_OUT_OF_ORDER, 0, f, r->frame, 0, seg->payload_len, NULL);
+    } else if (!strcmp(n, NOTE_GAP)) {
+        f->iw->tcp_gaps++;
+        anomaly(r, ANOM_TCP_GAP, 0, f, r->frame, 0, 0, NULL);
+    }
+    return f;
+}
+
+/* The flow a PDU starting at TCP sequence seq came from. */
+static struct flow *direction_of(struct replay *r, struct flow *f, uint32_t seq)
+{
+    if (covers(f->iw, seq) || f->peer < 0)
+        return f;
+    struct flow *p = flow_at(&r->flows, (uint32_t)f->peer);
+    return covers(p->iw, seq) ? p : f;
+}
+
+static struct flow *peer_of(struct replay *r, const struct flow *f)
+{
+    return f->peer >= 0 ? flow_at(&r->flows, (uint32_t)f->peer) : NULL;
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+static unsigned untagged_kind(uint8_t opcode)
+{
+    switch (opcode) {
+    case RDMA_RDMAP_SEND_INVALIDATE: return KIND_IW_SEND_INV;
+    case RDMA_RDMAP_SEND_SE: return KIND_IW_SEND_SE;
+    case RDMA_RDMAP_SEND_SE_INVALIDATE: return KIND_IW_SEND_SE_INV;
+    case RDMA_RDMAP_IMMEDIATE: return KIND_IW_IMMEDIATE;
+    case RDMA_RDMAP_IMMEDIATE_SE: return KIND_IW_IMMEDIATE_SE;
+    case RDMA_RDMAP_READ_REQUEST: return KIND_IW_READ;
+    case RDMA_RDMAP_ATOMIC_REQUEST: return KIND_IW_ATOMIC;
+    default: return KIND_IW_SEND;
+    }
+}
+
+static void begin(struct iw_open *o, uint8_t opcode, unsigned kind, const struct at *at)
+{
+    memset(&o->m, 0, sizeof o->m);
+    o->active = true;
+    o->matched = false;
+    o->opcode = opcode;
+    o->m.kind = (uint8_t)kind;
+    o->m.f_first = at->first;
+    o->m.t_first = at->t_first;
+}
+
+static void request_segment(struct msg *m, const struct at *at)
+{
+    m->req_packets++;
+    m->f_req_last = at->last;
+    m->t_req_last = at->t_last;
+}
+
+static void sent_segment(struct flow *f, struct iw_open *o, uint32_t payload, const struct at *at)
+{
+    request_segment(&o->m, at);
+    o->m.bytes += payload;
+    f->goodput_bytes += payload;
+    f->tl_bytes += payload;
+}
+
+/* A Write, Send or Immediate Data whose last segment arrived: there is no
+ * acknowledgement to wait for above TCP. */
+static void complete_sent(struct replay *r, struct flow *f, struct iw_open *o)
+{
+    struct msg *m = &o->m;
+    o->active = false;
+    m->req_done = true;
+    m->f_done = m->f_req_last;
+    m->t_done = m->t_req_last;
+    msg_finish(r, f, m, MSG_OK);
+}
+
+/* The oldest unanswered Read of the requester's flow for a sink STag, and
+ * whether an older unanswered Read stands before it. */
+static struct msg *find_read(struct flow *req, uint32_t stag, bool *skipped)
+{
+    struct chan *c = &req->ch;
+    *skipped = false;
+    for (uint32_t i = 0; i < c->n; i++) {
+        struct msg *m = chan_msg(c, i);
+        if (m->f_done || m->kind != KIND_IW_READ)
+            continue;
+        if (m->sink_stag == stag)
+            return m;
+        *skipped = true;
+    }
+    return NULL;
+}
+
+static void finish_read(struct replay *r, struct flow *req, struct msg *m, enum msg_status st,
+                        const struct at *at)
+{
+    if (st == MSG_OK) {
+        m->f_done = at->last;
+        m->t_done = at->t_last;
+        m->has_latency = !m->partial;
+    }
+    msg_finish(r, req, m, st);
+    chan_pop_done(r, req);
+}
+
+/* A message cut short by a segment that does not continue it, or by the
+ * end of the capture. */
+static void interrupted(struct replay *r, struct flow *f, struct iw_open *o)
+{
+    o->active = false;
+    if (o->opcode != RDMA_RDMAP_READ_RESPONSE) {
+        msg_finish(r, f, &o->m, MSG_SEGMENTS_MISSING);
+        return;
+    }
+    struct flow *req = peer_of(r, f);
+    bool skipped;
+    struct msg *m = o->matched && req ? find_read(req, o->stag, &skipped) : NULL;
+    if (m)
+        finish_read(r, req, m, MSG_SEGMENTS_MISSING, NULL);
+}
+
+static void queue_request(struct replay *r, struct flow *f, struct iw_open *o)
+{
+    o->active = false;
+    o->m.req_done = true;
+    f->ch.requests++;
+    struct msg *q = chan_push(r, f);
+    if (q)
+        *q = o->m;
+}
+
+static void read_response(struct replay *r, struct flow *f, struct iw_open *o, const struct rdma_iwarp_fpdu *fp,
+                          bool first, const struct at *at)
+{
+    struct flow *req = peer_of(r, f);
+    bool skipped;
+    struct msg *m = req ? find_read(req, fp->ddp.stag, &skipped) : NULL;
+    if (first) {
+        o->matched = m != NULL;
+        if (!m)
+            anomaly(r, ANOM_UNMATCHED, UNMATCHED_READ, f, at->first, at->last, 0, NULL);
+        else if (skipped)
+            anomaly(r, ANOM_OUT_OF_ORDER, 1, f, at->first, m->f_first, 0, NULL);
+    }
+    f->goodput_bytes += fp->payload_len;
+    f->tl_bytes += fp->payload_len;
+    if (!o->matched || !m)
+        return;
+    m->resp_packets++;
+    m->bytes += fp->payload_len;
+    if (fp->ddp.last_flag) {
+        o->active = false;
+        finish_read(r, req, m, MSG_OK, at);
+    }
+}
+
+static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+{
+    struct iw_open *o = &f->iw->tagged;
+    uint8_t op = fp->rdmap.opcode;
+    bool cont = o->active && o->opcode == op && o->stag == fp->ddp.stag && o->next_off == fp->ddp.tagged_offset;
+    if (o->active && !cont)
+        interrupted(r, f, o);
+    if (!cont) {
+        begin(o, op, op == RDMA_RDMAP_WRITE ? KIND_IW_WRITE : KIND_IW_READ, at);
+        o->stag = fp->ddp.stag;
+        o->m.va = fp->ddp.tagged_offset;
+        o->m.rkey = fp->ddp.stag;
+        o->m.has_reth = true;
+    }
+    o->next_off = fp->ddp.tagged_offset + fp->payload_len;
+    if (op == RDMA_RDMAP_READ_RESPONSE) {
+        read_response(r, f, o, fp, !cont, at);
+        if (fp->ddp.last_flag)
+            o->active = false;
+        return;
+    }
+    sent_segment(f, o, fp->payload_len, at);
+    if (fp->ddp.last_flag)
+        complete_sent(r, f, o);
+}
+
+static void atomic_response(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+{
+    struct flow *req = peer_of(r, f);
+    uint32_t id = fp->atomic_resp.original_request_identifier;
+    struct chan *c = req ? &req->ch : NULL;
+    for (uint32_t i = 0; c && i < c->n; i++) {
+        struct msg *m = chan_msg(c, i);
+        if (!m->f_done && m->kind == KIND_IW_ATOMIC && m->atomic_id == id) {
+            m->resp_packets++;
+            finish_read(r, req, m, MSG_OK, at);
+            return;
+        }
+    }
+    anomaly(r, ANOM_UNMATCHED, UNMATCHED_ATOMIC, f, at->first, at->last, 0, NULL);
+}
+
+/* Layer, error type and code in one anomaly code: 4, 4 and 8 bits. */
+static void terminate(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+{
+    const struct rdma_rdmap_term *t = &fp->term;
+    const char *what = NULL;
+    if (fp->present & RDMA_IW_TERM_DDP)
+        what = rdma_rdmap_opcodes[fp->term_rdmap.opcode & 0xf].name;
+    f->iw->terminates++;
+    anomaly(r, ANOM_TERMINATE, (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode,
+            f, at->first, at->last, 0, what);
+}
+
+static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+{
+    uint8_t op = fp->rdmap.opcode;
+    if (op == RDMA_RDMAP_TERMINATE) {
+        terminate(r, f, fp, at);
+        return;
+    }
+    if (op == RDMA_RDMAP_ATOMIC_RESPONSE) {
+        atomic_response(r, f, fp, at);
+        return;
+    }
+    const struct rdma_ddp *d = &fp->ddp;
+    struct iw_open *o = &f->iw->untagged[d->qn % IW_QUEUES];
+    bool cont = o->active && o->opcode == op && o->m.qn == d->qn && o->m.msn == d->msn && o->next_off == d->mo;
+    if (o->active && !cont)
+        interrupted(r, f, o);
+    if (!cont) {
+        begin(o, op, untagged_kind(op), at);
+        o->m.qn = d->qn;
+        o->m.msn = d->msn;
+        o->m.partial = d->mo != 0;
+    }
+    o->next_off = (uint64_t)d->mo + fp->payload_len;
+    struct msg *m = &o->m;
+    if (op == RDMA_RDMAP_READ_REQUEST) {
+        const struct rdma_rdmap_rr *rr = &fp->rr;
+        request_segment(m, at);
+        m->va = rr->srcto;
+        m->rkey = rr->srcstag;
+        m->dmalen = rr->rdmardsz;
+        m->sink_stag = rr->sinkstag;
+        m->sink_to = rr->sinkto;
+        m->has_reth = true;
+        if (d->last_flag)
+            queue_request(r, f, o);
+        return;
+    }
+    if (op == RDMA_RDMAP_ATOMIC_REQUEST) {
+        const struct rdma_rdmap_atomic_add *a = &fp->atomic.add; /* the common fields lead both forms */
+        request_segment(m, at);
+        m->va = a->remote_tagged_offset;
+        m->rkey = a->remote_stag;
+        m->dmalen = 8;
+        m->atomic_id = a->request_identifier;
+        m->has_reth = true;
+        if (d->last_flag)
+            queue_request(r, f, o);
+        return;
+    }
+    if (fp->op->flags & RDMA_RDMAP_INVALIDATE) {
+        m->rkey = fp->rdmap.inval_stag;
+        m->has_ieth = true;
+    }
+    sent_segment(f, o, fp->payload_len, at);
+    if (d->last_flag)
+        complete_sent(r, f, o);
+}
+
+/* ---- PDUs ----------------------------------------------------------------- */
+
+static void mpa(struct replay *r, struct flow *f, const struct rdma_mpa_frame *m)
+{
+    struct iw_flow *iw = f->iw;
+    iw->mpa_kind = m->kind;
+    iw->mpa_frame = r->frame;
+    iw->mpa_t = r->t;
+    iw->mpa_rev = m->hdr.rev;
+    iw->mpa_markers = m->hdr.marker_flag;
+    iw->mpa_crc = m->hdr.crc_flag;
+    iw->mpa_reject = m->kind == RDMA_MPA_REPLY && m->hdr.rej_flag;
+    if (iw->mpa_reject) {
+        const struct flow *p = peer_of(r, f);
+        uint64_t req = p && p->iw->mpa_kind == RDMA_MPA_REQUEST ? p->iw->mpa_frame : 0;
+        anomaly(r, ANOM_MPA_REJECT, 0, f, r->frame, req, 0, NULL);
+    }
+}
+
+/* An FPDU of direction f, which the frame of direction fed completed. The
+ * other direction's FPDUs come out only when a handshake frame released
+ * what it held: all their octets had come by that direction's last frame. */
+static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const struct rdma_iwarp_pdu *pdu)
+{
+    const struct rdma_iwarp_fpdu *fp = &pdu->fpdu;
+    struct at at = {pdu->frame, frame_time(r, pdu->frame), r->frame, r->t};
+    if (f != fed) {
+        at.last = f->last_frame;
+        at.t_last = f->last_t;
+    }
+    if (fp->status == RDMA_BAD_CHECKSUM) {
+        f->iw->bad_crc++;
+        anomaly(r, ANOM_BAD_MPA_CRC, 0, f, at.first, at.last, fp->wire_len, fp->op ? fp->op->name : NULL);
+        return;
+    }
+    if (fp->status != RDMA_OK) {
+        bad(r, f, (enum rdma_status)fp->status, fp->reason, at.first);
+        return;
+    }
+    f->iw->segments++;
+    if (fp->ddp.tagged_flag)
+        tagged(r, f, fp, &at);
+    else
+        untagged(r, f, fp, &at);
+}
+
+static void pdu_in(struct replay *r, struct flow *f, const struct rdma_iwarp_pdu *pdu)
+{
+    switch (pdu->kind) {
+    case RDMA_IWARP_PDU_MPA:
+        mpa(r, f, &pdu->mpa);
+        break;
+    case RDMA_IWARP_PDU_FPDU:
+        fpdu(r, direction_of(r, f, pdu->fpdu.seq), f, pdu);
+        break;
+    default:
+        bad(r, f, (enum rdma_status)pdu->status, pdu->reason, pdu->frame);
+        break;
+    }
+}
+
+struct flow *iwarp_frame(struct replay *r, struct rdma_pkt *pkt, const uint8_t *data)
+{
+    if (!setup(r))
+        return NULL;
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
+    r->iw_times[r->frame & (IW_TIMES - 1)] = r->t;
+    rdma_iwarp_feed(r->iwarp, pkt, data, r->frame, &seg);
+    struct flow *f = NULL;
+    if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg)))
+        return NULL;
+    while (rdma_iwarp_next(r->iwarp, &pdu)) {
+        /* the handshake that makes a connection MPA marks the frame now */
+        if (pkt->proto != RDMA_PROTO_IWARP)
+            continue; /* plain TCP: not ours to report */
+        if (!f && !(f = segment(r, pkt, &seg)))
+            return NULL;
+        pdu_in(r, f, &pdu);
+    }
+    return f;
+}
+
+void iwarp_finish(struct replay *r)
+{
+    if (!r->iwarp)
+        return;
+    struct rdma_iwarp_pdu pdu;
+    while (rdma_iwarp_finish(r->iwarp, &pdu))
+        if (pdu.status != RDMA_UNSUPPORTED) /* a stream that never showed MPA */
+            bad(r, NULL, (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
+    for (uint32_t i = 0; i < r->flows.n; i++) {
+        struct flow *f = flow_at(&r->flows, i);
+        if (!f->iw)
+            continue;
+        if (f->iw->tagged.active)
+            interrupted(r, f, &f->iw->tagged);
+        for (unsigned q = 0; q < IW_QUEUES; q++)
+            if (f->iw->untagged[q].active)
+                interrupted(r, f, &f->iw->untagged[q]);
+    }
+    for (uint32_t i = 0; i < r->flows.n; i++) {
+        struct flow *f = flow_at(&r->flows, i);
+        if (!f->iw)
+            continue;
+        for (uint32_t j = 0; j < f->ch.n; j++) {
+            struct msg *m = chan_msg(&f->ch, j);
+            if (!m->f_done)
+                msg_finish(r, f, m, MSG_NO_RESPONSE);
+        }
+        chan_pop_done(r, f);
+    }
+    rdma_iwarp_stream_free(r->iwarp);
+    r->iwarp = NULL;
+}
