@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../capture.h"
 #include "../cli.h"
@@ -249,10 +251,43 @@ static FILE *timeline_open(const char *path, char **tmp)
     return f;
 }
 
+/* The timeline's temporary name while it is being written. A handler
+ * reaches the rest of the program only through an object of static storage
+ * duration. */
+static const char *volatile timeline_unfinished;
+
+/* SIGINT, SIGTERM or SIGHUP while the timeline is written: remove it, then
+ * end as the signal asks (the handler was reset by SA_RESETHAND). */
+static void on_signal(int sig)
+{
+    const char *tmp = timeline_unfinished;
+    if (tmp)
+        unlink(tmp);
+    raise(sig);
+}
+
+static void remove_on_signal(const char *tmp)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    timeline_unfinished = tmp;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        /* a signal ignored from the start stays ignored (nohup) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* Close the timeline; keep it (rename into place) only if complete is
  * true and it was written without error. Returns false on a write error. */
 static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
 {
+    timeline_unfinished = NULL;
     bool ok = !ferror(f);
     if (fclose(f))
         ok = false;
@@ -309,6 +344,8 @@ int cmd_replay(int argc, char **argv)
         capture_close(&cap);
         return EXIT_USAGE;
     }
+    if (timeline_tmp)
+        remove_on_signal(timeline_tmp);
     static char outbuf[OUT_BUFFER];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     if (r.timeline)

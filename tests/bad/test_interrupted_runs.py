@@ -5,7 +5,8 @@
 traces: it must end by that signal and leave no file in DIR (the traces,
 written as NAME.pcap.tmp, are removed; nothing else was written yet).
 `rdmasim replay --timeline CSV` reading a capture from a pipe that stops
-half way is sent SIGINT: CSV must not exist, only CSV.tmp."""
+half way is sent SIGINT, then SIGTERM: it must end by that signal and leave
+neither CSV nor its temporary name CSV.tmp."""
 import os
 import signal
 import subprocess
@@ -85,7 +86,7 @@ class InterruptedSim(unittest.TestCase):
 
 
 class InterruptedReplay(unittest.TestCase):
-    def test_sigint_leaves_only_the_temporary_name(self):
+    def interrupt(self, sig):
         with open(CAPTURE, "rb") as f:
             blob = f.read()
         header, records = blob[:24], blob[24:]
@@ -110,7 +111,7 @@ class InterruptedReplay(unittest.TestCase):
             try:
                 self.assertTrue(wait_for(lambda: os.path.exists(csv + ".tmp")))
                 time.sleep(0.3)
-                p.send_signal(signal.SIGINT)
+                p.send_signal(sig)
                 p.wait(timeout=60)
             finally:
                 done.set()
@@ -118,9 +119,14 @@ class InterruptedReplay(unittest.TestCase):
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-            self.assertEqual(p.returncode, -signal.SIGINT)
-            self.assertFalse(os.path.exists(csv))
-            self.assertEqual(files_under(tmp), ["capture", "timeline.csv.tmp"])
+            self.assertEqual(p.returncode, -sig)
+            self.assertEqual(files_under(tmp), ["capture"])
+
+    def test_sigint(self):
+        self.interrupt(signal.SIGINT)
+
+    def test_sigterm(self):
+        self.interrupt(signal.SIGTERM)
 
 
 if __name__ == "__main__":
