@@ -36,8 +36,10 @@ struct sim_frame {
 
 struct sim_frame_pool {
     struct sim_frame *free[SIM_FRAME_CLASSES];
-    void **slabs;
-    size_t nslabs;
+    void **chunks;
+    size_t nchunks;
+    char *chunk_at; /* the unused rest of the last chunk */
+    size_t chunk_left;
 };
 
 struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap);
