@@ -108,11 +108,13 @@ static unsigned dwrr(struct sw_port *sp, uint8_t ready)
                 return c;
             }
         }
-        /* the next class's turn: it may send a quantum's worth, at least
-         * one frame since quanta are whole largest frames */
-        sp->rr = (uint8_t)((c + 1) % SIM_PRIOS);
-        if (ready & (1u << sp->rr))
-            sp->q[sp->rr].deficit += (int64_t)sp->quantum[sp->rr];
+        /* the next ready class's turn (classes with nothing ready pass
+         * without a change): it may send a quantum's worth, at least one
+         * frame since quanta are whole largest frames */
+        unsigned later = ready & ~((2u << c) - 1);
+        unsigned next = (unsigned)__builtin_ctz(later ? later : ready);
+        sp->rr = (uint8_t)next;
+        sp->q[next].deficit += (int64_t)sp->quantum[next];
     }
 }
 
