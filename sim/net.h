@@ -14,6 +14,7 @@
 #define SIM_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cfg.h"
@@ -49,13 +50,14 @@ void sim__pool_fini(struct sim_frame_pool *pool);
 
 /* ---- ports and links ---------------------------------------------------- */
 struct sim_port_stats {
+    /* the counters every frame updates come first (struct sim_port) */
     uint64_t tx_frames, tx_bytes;
     uint64_t rx_frames, rx_bytes;
+    sim_time_t busy;    /* time spent serializing */
     uint64_t drops;     /* tail drops: the queue was full */
     uint64_t lost;      /* lost on the link leaving this port */
     uint64_t corrupted; /* bit errors put in frames leaving this port */
     uint64_t max_queue; /* bytes */
-    sim_time_t busy;    /* time spent serializing */
     /* the fabric (fabric.h) */
     uint64_t headroom;       /* PFC headroom of each lossless priority, bytes */
     uint64_t max_headroom;   /* the most of it a priority used */
@@ -87,29 +89,38 @@ struct sim_queued {
     uint32_t len;
 };
 
+/* Each frame touches a port's component (the engine calls it) and the
+ * fields up to and including the first counters of `st`: they fill the
+ * two cache lines after the component, and ports start on a cache line
+ * (network.c allocates them aligned), so a hop costs three lines a port. */
 struct sim_port {
     struct sim_component comp; /* handles TX_DONE and ARRIVAL */
     struct sim_node *node;
     struct sim_port *peer;
-    uint32_t index; /* on its node */
-    uint32_t link;  /* configuration link index */
-    struct cfg_link_params p;
-    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    struct sim_frame *sending;
+    sim_time_t tx_start;  /* when the frame being sent started */
+    sim_time_t down_at;   /* when it last went down, SIM_TIME_NEVER if never */
     uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    struct sim_pcap *pcap;
     /* Frames the node pushed (MAC control frames), sent before the node is
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
+    sim_time_t delay; /* p.delay */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
-    struct sim_frame *sending;
-    struct sim_pcap *pcap;
-    char *name; /* NODE-PORT */
-    bool down;          /* the link is down (fault.c) */
-    sim_time_t down_at; /* when it last went down, SIM_TIME_NEVER if never */
-    sim_time_t tx_start; /* when the frame being sent started */
-    struct sim_port_pfc pfc;
+    bool down;  /* the link is down (fault.c) */
+    bool noisy; /* p.loss or p.ber is not zero */
     struct sim_port_stats st;
-};
+    uint32_t index; /* on its node */
+    uint32_t link;  /* configuration link index */
+    struct cfg_link_params p;
+    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    char *name; /* NODE-PORT */
+    struct sim_port_pfc pfc;
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, busy) +
+                       sizeof(sim_time_t) <= 3 * 64,
+               "a port's fields of every frame fit three cache lines");
 
 /* Send a frame now, or after the frames already pushed; a port whose link
  * is down loses it. */
