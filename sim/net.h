@@ -24,6 +24,9 @@
  * frame costs on an Ethernet link beyond what a capture shows. */
 #define SIM_ETH_WIRE_EXTRA 24
 
+/* The most payload a packet carries: the largest path MTU. */
+#define SIM_MAX_PAYLOAD 4096
+
 /* ---- frames ----------------------------------------------------------- */
 #define SIM_FRAME_CLASSES 7
 
@@ -245,6 +248,9 @@ struct sim_network {
     struct sim_conn *conns;
     size_t nconns;
     struct sim_frame_pool pool;
+    /* The payload of frames with payload: none, one copy for every NIC so
+     * that it stays in cache: byte i is i mod 256. */
+    uint8_t fill[SIM_MAX_PAYLOAD];
     uint64_t finished; /* messages completed or failed */
     struct sim_fabric *fabric; /* monitor, faults and their records (fabric.h) */
     struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie.h); NULL: DMA takes no time */

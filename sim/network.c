@@ -310,6 +310,8 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     struct sim_network *net = sim__xcalloc(1, sizeof *net);
     net->cfg = cfg;
     net->sim = sim_create(cfg->seed);
+    for (size_t i = 0; i < sizeof net->fill; i++)
+        net->fill[i] = (uint8_t)i;
     net->nodes = sim__xcalloc(cfg->nnodes, sizeof *net->nodes);
     net->node_host = sim__xcalloc(cfg->nnodes, sizeof *net->node_host);
     net->host_node = sim__xcalloc(cfg->nnodes, sizeof *net->host_node);

@@ -59,13 +59,12 @@ void sim__opcodes_init(struct sim_opcodes *o)
             o->cnp = (uint8_t)c;
 }
 
-const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len)
+const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
 {
     const struct sim_mr *r = &nic->host->mrs[mr];
-    if (!r->bytes)
-        return nic->staging; /* the fill pattern */
-    memcpy(nic->staging, r->bytes + off, len);
-    return nic->staging;
+    /* the encoder copies the bytes into the frame at once: nothing changes
+     * them in between */
+    return r->bytes ? r->bytes + off : nic->host->node.net->fill;
 }
 
 sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
