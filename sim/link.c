@@ -34,7 +34,7 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_EV_TX_DONE, NULL);
 }
 
-void sim__port_send(struct sim_port *p, struct sim_frame *f)
+void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     if (p->down) {
         p->st.lost++;
@@ -42,7 +42,7 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f)
         return;
     }
     if (sim__port_idle(p)) {
-        start(p, f, f->len);
+        start(p, f, len);
         return;
     }
     if (p->ring_tail - p->ring_head == p->ring_cap) {
@@ -54,7 +54,7 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f)
         p->ring = ring;
         p->ring_cap = cap;
     }
-    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, f->len};
+    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, len};
 }
 
 static void corrupt(struct sim_port *p, struct sim_frame *f)

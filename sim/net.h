@@ -126,8 +126,9 @@ _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, b
                "a port's fields of every frame fit three cache lines");
 
 /* Send a frame now, or after the frames already pushed; a port whose link
- * is down loses it. */
-void sim__port_send(struct sim_port *port, struct sim_frame *f);
+ * is down loses it. len is f->len, from the caller: a frame that waited
+ * in a queue is out of cache, and need not be read before it arrives. */
+void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)

@@ -168,7 +168,7 @@ static void pull(struct sim_nic *nic)
             nic->cnp_tail = NULL;
         f->next = NULL;
         port->st.cnps_sent++;
-        sim__port_send(port, f);
+        sim__port_send(port, f, f->len);
         return;
     }
     if (port->pfc.paused & (1u << nic->prio))
@@ -198,7 +198,7 @@ static void pull(struct sim_nic *nic)
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
             sim__dcqcn_sent(qp, f->len + SIM_ETH_WIRE_EXTRA);
-        sim__port_send(port, f);
+        sim__port_send(port, f, f->len);
         /* back to the end of the ring: round robin, one packet per turn */
         ring_append(nic, qp);
         return;

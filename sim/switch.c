@@ -128,7 +128,8 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     uint8_t strict = ready & sw->p->strict;
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
-    sim__port_send(port, take(sw, sp, c).f);
+    struct sw_item it = take(sw, sp, c);
+    sim__port_send(port, it.f, it.len);
 }
 
 /* Drop everything queued in class c of a port. */
