@@ -40,7 +40,7 @@ static void refill(struct sim_frame_pool *pool, unsigned cls)
 {
     size_t sz = frame_size(cls);
     if (pool->chunk_left < sz) {
-        char *chunk = sim__xaligned(CHUNK, CHUNK);
+        char *chunk = sim__xmap_aligned(CHUNK, CHUNK);
 #ifdef MADV_HUGEPAGE
         madvise(chunk, CHUNK, MADV_HUGEPAGE); /* a hint: without it, small pages */
 #endif
@@ -87,7 +87,7 @@ void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f)
 void sim__pool_fini(struct sim_frame_pool *pool)
 {
     for (size_t i = 0; i < pool->nchunks; i++)
-        free(pool->chunks[i]);
+        sim__unmap(pool->chunks[i], CHUNK);
     free(pool->chunks);
     *pool = (struct sim_frame_pool){0};
 }
