@@ -7,9 +7,12 @@
  *
  * Slabs are carved from 2 MiB chunks, aligned and advised so that the
  * kernel backs each with one transparent huge page: a congested fabric
- * holds tens of thousands of frames (over 100 MiB) at once, and touching
- * them for the first time then costs a page fault per 2 MiB rather than
- * per 4 KiB, and fewer TLB misses while they cycle.
+ * holds tens of thousands of frames (over 100 MiB) at once, and every hop
+ * of every frame would otherwise miss the TLB. The saving grows with the
+ * events a run processes; the cost is paid once per chunk, when it is
+ * first touched, and is higher where the host takes back freed memory in
+ * huge-page blocks (a virtual machine reporting free pages), since the
+ * chunk then has to be faulted in afresh.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
