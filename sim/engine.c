@@ -167,10 +167,9 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
     *link = n;
 }
 
-/* The first slot in use at or after the current one (there is one). */
-static uint32_t wheel_first(const struct sim *sim)
+/* The first slot in use at or after slot s (there is one). */
+static uint32_t wheel_first(const struct sim *sim, uint32_t s)
 {
-    uint32_t s = (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1);
     uint32_t w = s / 64;
     uint64_t bits = sim->used[w] & (~UINT64_C(0) << (s % 64));
     for (uint32_t i = 0; !bits; i++) {
@@ -249,7 +248,7 @@ static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
     uint32_t s = 0;
     const struct sim_event *w = NULL;
     if (sim->nwheel) {
-        s = wheel_first(sim);
+        s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
         w = &sim->nodes[sim->head[s]].ev;
     }
     if (sim->nheap && (!w || before(&sim->heap[0], w))) {
@@ -263,10 +262,10 @@ static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
         return false;
     *ev = *w;
     wheel_remove_first(sim, s);
-    /* the slot's next event is likely the next to fire, and its component
+    /* the wheel's next event is likely the next to fire, and its component
      * and frame cold: start fetching them while this one is handled */
-    if (sim->head[s] != NIL) {
-        const struct sim_event *next = &sim->nodes[sim->head[s]].ev;
+    if (sim->nwheel) {
+        const struct sim_event *next = &sim->nodes[sim->head[wheel_first(sim, s)]].ev;
         __builtin_prefetch(next->target);
         __builtin_prefetch(next->ptr);
     }

@@ -287,9 +287,6 @@ struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint3
     sim__host_mac(host, nic->mac);
     sim__host_ip6(host, nic->ip6);
     nic->ip4 = sim__host_ip4(host);
-    /* the fill pattern frames carry with payload: none */
-    for (size_t i = 0; i < sizeof nic->staging; i++)
-        nic->staging[i] = (uint8_t)i;
     sim_component_add(net->sim, &h->node.comp, &host_ops, net->cfg->nodes[index].name);
     return h;
 }

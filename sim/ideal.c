@@ -50,29 +50,33 @@ static uint64_t wire_bytes(uint32_t overhead, uint8_t opcode, uint32_t payload)
 #undef HDR_SIZE
     };
     uint64_t len = overhead + RDMA_HDR_SIZE_BTH + payload + ((4 - (payload & 3)) & 3);
-    uint32_t hdrs = rdma_opcodes[opcode].headers;
-    for (unsigned i = 0; i < RDMA_HDRI_COUNT; i++)
-        if (hdrs & (1u << i))
-            len += size[i];
+    for (uint32_t hdrs = rdma_opcodes[opcode].headers; hdrs; hdrs &= hdrs - 1)
+        len += size[__builtin_ctz(hdrs)];
     return (len < ETH_MIN ? ETH_MIN : len) + SIM_ETH_WIRE_EXTRA;
 }
 
 struct pipeline {
     const struct sim_path *path;
     sim_time_t *free_at; /* when each hop has finished the previous packet */
+    sim_time_t *ser;     /* each hop's serialization time of `bytes` */
+    uint64_t bytes;      /* of the last packet: most packets of a message have one size */
     sim_time_t arrived;  /* when the last packet reached the far end */
 };
 
 static void send_packet(struct pipeline *p, sim_time_t ready, uint64_t bytes)
 {
     sim_time_t t = ready;
+    if (bytes != p->bytes) {
+        for (uint32_t i = 0; i < p->path->n; i++)
+            p->ser[i] = sim__ser_time(bytes, p->path->hop[i].rate);
+        p->bytes = bytes;
+    }
     for (uint32_t i = 0; i < p->path->n; i++) {
-        const struct sim_hop *h = &p->path->hop[i];
         if (p->free_at[i] > t)
             t = p->free_at[i];
-        t += sim__ser_time(bytes, h->rate);
+        t += p->ser[i];
         p->free_at[i] = t;
-        t += h->delay;
+        t += p->path->hop[i].delay;
     }
     p->arrived = t;
 }
@@ -89,9 +93,9 @@ sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
     struct sim_path fwd, rev;
     sim__path(net, net->node_host[m->src], net->node_host[m->dst], rq->sport, &fwd);
     sim__path(net, net->node_host[m->dst], net->node_host[m->src], rs->sport, &rev);
-    sim_time_t *free_f = sim__xcalloc(fwd.n, sizeof *free_f);
-    sim_time_t *free_r = sim__xcalloc(rev.n, sizeof *free_r);
-    struct pipeline pf = {&fwd, free_f, 0}, pr = {&rev, free_r, 0};
+    sim_time_t *free_f = sim__xcalloc(2 * (size_t)fwd.n, sizeof *free_f);
+    sim_time_t *free_r = sim__xcalloc(2 * (size_t)rev.n, sizeof *free_r);
+    struct pipeline pf = {&fwd, free_f, free_f + fwd.n, 0, 0}, pr = {&rev, free_r, free_r + rev.n, 0, 0};
     uint32_t mtu = rq->mtu;
     uint64_t size = m->size;
     switch (m->op) {

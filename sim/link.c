@@ -34,7 +34,7 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_EV_TX_DONE, NULL);
 }
 
-void sim__port_send(struct sim_port *p, struct sim_frame *f)
+void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     if (p->down) {
         p->st.lost++;
@@ -42,7 +42,7 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f)
         return;
     }
     if (sim__port_idle(p)) {
-        start(p, f, f->len);
+        start(p, f, len);
         return;
     }
     if (p->ring_tail - p->ring_head == p->ring_cap) {
@@ -54,7 +54,7 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f)
         p->ring = ring;
         p->ring_cap = cap;
     }
-    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, f->len};
+    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, len};
 }
 
 static void corrupt(struct sim_port *p, struct sim_frame *f)
@@ -76,13 +76,14 @@ static void tx_done(struct sim_port *p)
         /* the link went down while the frame was leaving */
         p->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
-    } else if (p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
+    } else if (p->noisy && p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
         p->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
     } else {
-        if (p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
+        if (p->noisy && p->p.ber > 0 &&
+            sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
             corrupt(p, f);
-        sim_schedule(sim, sim_now(sim) + p->p.delay, &p->peer->comp, SIM_EV_ARRIVAL, f);
+        sim_schedule(sim, sim_now(sim) + p->delay, &p->peer->comp, SIM_EV_ARRIVAL, f);
     }
     if (p->down)
         return;
@@ -107,7 +108,7 @@ static void arrival(struct sim_port *p, struct sim_frame *f)
 {
     /* a frame that was on the link when it went down is lost (both ends
      * of a link go down together) */
-    if (p->down_at != SIM_TIME_NEVER && p->down_at + p->p.delay >= sim_now(p->comp.sim)) {
+    if (p->down_at != SIM_TIME_NEVER && p->down_at + p->delay >= sim_now(p->comp.sim)) {
         p->peer->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
         return;

@@ -14,6 +14,7 @@
 #define SIM_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cfg.h"
@@ -22,6 +23,9 @@
 /* Preamble and start delimiter (8), FCS (4), inter-frame gap (12): bytes a
  * frame costs on an Ethernet link beyond what a capture shows. */
 #define SIM_ETH_WIRE_EXTRA 24
+
+/* The most payload a packet carries: the largest path MTU. */
+#define SIM_MAX_PAYLOAD 4096
 
 /* ---- frames ----------------------------------------------------------- */
 #define SIM_FRAME_CLASSES 7
@@ -36,8 +40,10 @@ struct sim_frame {
 
 struct sim_frame_pool {
     struct sim_frame *free[SIM_FRAME_CLASSES];
-    void **slabs;
-    size_t nslabs;
+    void **chunks;
+    size_t nchunks;
+    char *chunk_at; /* the unused rest of the last chunk */
+    size_t chunk_left;
 };
 
 struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap);
@@ -47,13 +53,14 @@ void sim__pool_fini(struct sim_frame_pool *pool);
 
 /* ---- ports and links ---------------------------------------------------- */
 struct sim_port_stats {
+    /* the counters every frame updates come first (struct sim_port) */
     uint64_t tx_frames, tx_bytes;
     uint64_t rx_frames, rx_bytes;
+    sim_time_t busy;    /* time spent serializing */
     uint64_t drops;     /* tail drops: the queue was full */
     uint64_t lost;      /* lost on the link leaving this port */
     uint64_t corrupted; /* bit errors put in frames leaving this port */
     uint64_t max_queue; /* bytes */
-    sim_time_t busy;    /* time spent serializing */
     /* the fabric (fabric.h) */
     uint64_t headroom;       /* PFC headroom of each lossless priority, bytes */
     uint64_t max_headroom;   /* the most of it a priority used */
@@ -85,33 +92,43 @@ struct sim_queued {
     uint32_t len;
 };
 
+/* Each frame touches a port's component (the engine calls it) and the
+ * fields up to and including the first counters of `st`: they fill the
+ * two cache lines after the component, and ports start on a cache line
+ * (network.c allocates them aligned), so a hop costs three lines a port. */
 struct sim_port {
     struct sim_component comp; /* handles TX_DONE and ARRIVAL */
     struct sim_node *node;
     struct sim_port *peer;
-    uint32_t index; /* on its node */
-    uint32_t link;  /* configuration link index */
-    struct cfg_link_params p;
-    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    struct sim_frame *sending;
+    sim_time_t tx_start;  /* when the frame being sent started */
+    sim_time_t down_at;   /* when it last went down, SIM_TIME_NEVER if never */
     uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    struct sim_pcap *pcap;
     /* Frames the node pushed (MAC control frames), sent before the node is
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
+    sim_time_t delay; /* p.delay */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
-    struct sim_frame *sending;
-    struct sim_pcap *pcap;
-    char *name; /* NODE-PORT */
-    bool down;          /* the link is down (fault.c) */
-    sim_time_t down_at; /* when it last went down, SIM_TIME_NEVER if never */
-    sim_time_t tx_start; /* when the frame being sent started */
-    struct sim_port_pfc pfc;
+    bool down;  /* the link is down (fault.c) */
+    bool noisy; /* p.loss or p.ber is not zero */
     struct sim_port_stats st;
-};
+    uint32_t index; /* on its node */
+    uint32_t link;  /* configuration link index */
+    struct cfg_link_params p;
+    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    char *name; /* NODE-PORT */
+    struct sim_port_pfc pfc;
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, busy) +
+                       sizeof(sim_time_t) <= 3 * 64,
+               "a port's fields of every frame fit three cache lines");
 
 /* Send a frame now, or after the frames already pushed; a port whose link
- * is down loses it. */
-void sim__port_send(struct sim_port *port, struct sim_frame *f);
+ * is down loses it. len is f->len, from the caller: a frame that waited
+ * in a queue is out of cache, and need not be read before it arrives. */
+void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)
@@ -232,6 +249,9 @@ struct sim_network {
     struct sim_conn *conns;
     size_t nconns;
     struct sim_frame_pool pool;
+    /* The payload of frames with payload: none, one copy for every NIC so
+     * that it stays in cache: byte i is i mod 256. */
+    uint8_t fill[SIM_MAX_PAYLOAD];
     uint64_t finished; /* messages completed or failed */
     struct sim_fabric *fabric; /* monitor, faults and their records (fabric.h) */
     struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie.h); NULL: DMA takes no time */

@@ -59,7 +59,8 @@ static void build_ports(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
     net->nports = 2 * cfg->nlinks;
-    net->ports = sim__xcalloc(net->nports, sizeof *net->ports);
+    net->ports = sim__xaligned(_Alignof(struct sim_port), net->nports * sizeof *net->ports);
+    memset(net->ports, 0, net->nports * sizeof *net->ports);
     for (size_t i = 0; i < cfg->nnodes; i++) {
         struct sim_node *n = net->nodes[i];
         n->ports = sim__xcalloc(cfg->nodes[i].nlinks, sizeof *n->ports);
@@ -76,6 +77,8 @@ static void build_ports(struct sim_network *net)
             p->index = n->nports++;
             p->link = (uint32_t)l;
             p->p = cl->p;
+            p->delay = cl->p.delay;
+            p->noisy = cl->p.loss > 0 || cl->p.ber > 0;
             p->corrupt_log = log1p(-cl->p.ber);
             if ((8 * SIM_S) % cl->p.rate == 0)
                 p->ps_per_byte = 8 * SIM_S / cl->p.rate;
@@ -307,6 +310,8 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     struct sim_network *net = sim__xcalloc(1, sizeof *net);
     net->cfg = cfg;
     net->sim = sim_create(cfg->seed);
+    for (size_t i = 0; i < sizeof net->fill; i++)
+        net->fill[i] = (uint8_t)i;
     net->nodes = sim__xcalloc(cfg->nnodes, sizeof *net->nodes);
     net->node_host = sim__xcalloc(cfg->nnodes, sizeof *net->node_host);
     net->host_node = sim__xcalloc(cfg->nnodes, sizeof *net->host_node);

@@ -59,13 +59,12 @@ void sim__opcodes_init(struct sim_opcodes *o)
             o->cnp = (uint8_t)c;
 }
 
-const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len)
+const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
 {
     const struct sim_mr *r = &nic->host->mrs[mr];
-    if (!r->bytes)
-        return nic->staging; /* the fill pattern */
-    memcpy(nic->staging, r->bytes + off, len);
-    return nic->staging;
+    /* the encoder copies the bytes into the frame at once: nothing changes
+     * them in between */
+    return r->bytes ? r->bytes + off : nic->host->node.net->fill;
 }
 
 sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
@@ -169,7 +168,7 @@ static void pull(struct sim_nic *nic)
             nic->cnp_tail = NULL;
         f->next = NULL;
         port->st.cnps_sent++;
-        sim__port_send(port, f);
+        sim__port_send(port, f, f->len);
         return;
     }
     if (port->pfc.paused & (1u << nic->prio))
@@ -199,7 +198,7 @@ static void pull(struct sim_nic *nic)
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
             sim__dcqcn_sent(qp, f->len + SIM_ETH_WIRE_EXTRA);
-        sim__port_send(port, f);
+        sim__port_send(port, f, f->len);
         /* back to the end of the ring: round robin, one packet per turn */
         ring_append(nic, qp);
         return;

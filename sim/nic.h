@@ -288,7 +288,6 @@ struct sim_nic {
     uint32_t npaced, cappaced;
     sim_time_t wake_at;    /* pending NIC_WAKE */
     struct sim_rxbuf rx;
-    uint8_t staging[4096]; /* payload read from host memory, or the fill pattern */
 };
 
 #define SIM_QPN_BASE 0x100
@@ -312,8 +311,8 @@ void sim__nic_wake_at(struct sim_nic *nic, struct sim_qp *qp, sim_time_t t);
 /* The wake is due: the host's SIM_EV_DMA. */
 void sim__nic_dma_event(struct sim_nic *nic, struct sim_qp *qp);
 /* Payload of a region for the encoder: the region's bytes, or the fill
- * pattern with payload: none. */
-const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len);
+ * pattern (sim_network.fill) with payload: none. */
+const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off);
 /* Place received payload into a region; returns when the DMA path is done
  * with it (last: the message's data is then complete). */
 sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,

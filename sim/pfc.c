@@ -123,7 +123,7 @@ static void send_frame(struct sim_port *p, uint8_t enbv, uint16_t quanta)
         p->st.pauses_sent++;
     else
         p->st.resumes_sent++;
-    sim__port_send(p, f);
+    sim__port_send(p, f, f->len);
 }
 
 static void schedule_refresh(struct sim_port *p)

@@ -143,7 +143,7 @@ static enum req_state build(struct req_ctx *c)
             pkt->immdt.imm = w->imm;
         if (pkt->present & RDMA_HDR_IETH)
             pkt->ieth.r_key = w->inv_rkey;
-        pkt->payload = c->bytes ? sim__nic_payload(qp->nic, w->lmr, off, c->bytes) : NULL;
+        pkt->payload = c->bytes ? sim__nic_payload(qp->nic, w->lmr, off) : NULL;
         pkt->payload_len = c->bytes;
         /* also ask when the window fills, or the requester would stall */
         ackreq = c->last ||

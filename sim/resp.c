@@ -447,7 +447,7 @@ bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt)
         done = left <= qp->mtu;
         rdma_pkt_set_opcode(pkt, opc->read_resp[sim__pos_of(it->sent == 0, done)]);
         pkt->aeth.syndrome = SYN_ACK;
-        pkt->payload = n ? sim__nic_payload(qp->nic, it->mr, it->off + it->sent, n) : NULL;
+        pkt->payload = n ? sim__nic_payload(qp->nic, it->mr, it->off + it->sent) : NULL;
         pkt->payload_len = n;
         psn = sim__psn_add(it->psn, it->sent / qp->mtu);
         it->sent += n;

@@ -108,11 +108,13 @@ static unsigned dwrr(struct sw_port *sp, uint8_t ready)
                 return c;
             }
         }
-        /* the next class's turn: it may send a quantum's worth, at least
-         * one frame since quanta are whole largest frames */
-        sp->rr = (uint8_t)((c + 1) % SIM_PRIOS);
-        if (ready & (1u << sp->rr))
-            sp->q[sp->rr].deficit += (int64_t)sp->quantum[sp->rr];
+        /* the next ready class's turn (classes with nothing ready pass
+         * without a change): it may send a quantum's worth, at least one
+         * frame since quanta are whole largest frames */
+        unsigned later = ready & ~((2u << c) - 1);
+        unsigned next = (unsigned)__builtin_ctz(later ? later : ready);
+        sp->rr = (uint8_t)next;
+        sp->q[next].deficit += (int64_t)sp->quantum[next];
     }
 }
 
@@ -126,7 +128,8 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     uint8_t strict = ready & sw->p->strict;
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
-    sim__port_send(port, take(sw, sp, c).f);
+    struct sw_item it = take(sw, sp, c);
+    sim__port_send(port, it.f, it.len);
 }
 
 /* Drop everything queued in class c of a port. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -23,6 +24,29 @@ void *sim__xaligned(size_t align, size_t n)
     if (posix_memalign(&p, align, n ? n : 1))
         p = NULL;
     return check(p, n);
+}
+
+void *sim__xmap_aligned(size_t align, size_t n)
+{
+    size_t len = n + align;
+    if (len < n)
+        return check(NULL, SIZE_MAX);
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return check(NULL, n);
+    /* keep the aligned n bytes, give back what lies before and after */
+    size_t head = (align - (uintptr_t)p % align) % align, tail = len - head - n;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap(p + head + n, tail);
+    return p + head;
+}
+
+void sim__unmap(void *p, size_t n)
+{
+    if (p)
+        munmap(p, n);
 }
 
 void *sim__xcalloc(size_t n, size_t size)

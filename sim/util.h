@@ -12,6 +12,11 @@
 void *sim__xmalloc(size_t n);
 void *sim__xcalloc(size_t n, size_t size);
 void *sim__xaligned(size_t align, size_t n); /* free() it */
+/* n zeroed bytes mapped from the kernel, aligned to align (a power of two
+ * and a multiple of the page size) without reserving more address space
+ * than n, which posix_memalign would; release with sim__unmap. */
+void *sim__xmap_aligned(size_t align, size_t n);
+void sim__unmap(void *p, size_t n);
 void *sim__xrealloc(void *p, size_t n);
 char *sim__xstrdup(const char *s);
 /* printf into a new string */

@@ -1,6 +1,6 @@
 /* test_engine.c - Check suites for the simulator's engine (event order,
- * teardown, independence of simulations), random streams, units, and the
- * routes and paths of generated topologies. */
+ * teardown, independence of simulations), random streams, units, the
+ * frame pool, and the routes and paths of generated topologies. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +288,52 @@ START_TEST(serialization_time_rounds_up)
 }
 END_TEST
 
+/* ---- the frame pool ------------------------------------------------------------------ */
+/* Enough frames of the largest sizes to take several 2 MiB chunks, mixed
+ * with small ones: every frame holds what it was asked for, starts on a
+ * cache line, and shares no byte with another. */
+#define POOL_FRAMES 3000
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return false;
+    return true;
+}
+
+START_TEST(frame_pool_frames_are_distinct_and_reused)
+{
+    static const uint32_t caps[] = {60, 4221, 100, 9216, 1500, 4221, 300};
+    struct sim_frame_pool pool = {0};
+    struct sim_frame **f = calloc(POOL_FRAMES, sizeof *f);
+    size_t chunks = 0;
+    ck_assert_ptr_nonnull(f);
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < POOL_FRAMES; i++) {
+            uint32_t cap = caps[i % (sizeof caps / sizeof caps[0])];
+            f[i] = sim__frame_alloc(&pool, cap);
+            ck_assert_ptr_nonnull(f[i]);
+            ck_assert_uint_ge(sim__frame_cap(f[i]), cap);
+            ck_assert_uint_eq((uintptr_t)f[i] % 64, 0);
+            memset(f[i]->data, (int)(i % 251), sim__frame_cap(f[i]));
+        }
+        for (size_t i = 0; i < POOL_FRAMES; i++)
+            ck_assert(all_bytes(f[i]->data, sim__frame_cap(f[i]), (uint8_t)(i % 251)));
+        /* the second round takes the frames back from the free lists */
+        if (round == 0)
+            chunks = pool.nchunks;
+        else
+            ck_assert_uint_eq(pool.nchunks, chunks);
+        for (size_t i = 0; i < POOL_FRAMES; i++)
+            sim__frame_free(&pool, f[i]);
+    }
+    ck_assert_ptr_null(sim__frame_alloc(&pool, 9217));
+    sim__pool_fini(&pool);
+    free(f);
+}
+END_TEST
+
 /* ---- routes in generated topologies -------------------------------------------------- */
 static struct sim_config *load_string(const char *text)
 {
@@ -371,6 +417,9 @@ static Suite *suite(void)
     tcase_add_test(t, units_are_exact);
     tcase_add_test(t, bad_units_are_refused);
     tcase_add_test(t, serialization_time_rounds_up);
+    suite_add_tcase(s, t);
+    t = tcase_create("frames");
+    tcase_add_test(t, frame_pool_frames_are_distinct_and_reused);
     suite_add_tcase(s, t);
     t = tcase_create("routes");
     tcase_add_test(t, fat_tree_paths_have_the_expected_lengths);
