@@ -255,8 +255,15 @@ struct sim_network {
     uint64_t finished; /* messages completed or failed */
     struct sim_fabric *fabric; /* monitor, faults and their records (fabric.h) */
     struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie.h); NULL: DMA takes no time */
+    /* Directories this run made for its outputs, in the order made: a run
+     * that ends without its outputs removes them again if they are empty. */
+    char **made_dirs;
+    size_t nmade_dirs;
 };
 
+/* Forget the output directories the run made; unless keep, remove those
+ * that are empty (the run ended without writing its outputs). */
+void sim__output_dirs_release(struct sim_network *net, bool keep);
 /* Compare completed messages' destination bytes with their source. */
 void sim__verify(struct sim_network *net);
 /* A message finished (either way); ends the run after the last one. */

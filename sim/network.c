@@ -346,6 +346,7 @@ void sim_network_destroy(struct sim_network *net)
     sim__pcie_destroy(net);
     for (size_t i = 0; i < net->nports; i++)
         sim__pcap_close(net->ports[i].pcap, false);
+    sim__output_dirs_release(net, false);
     sim_destroy(net->sim);
     sim__fabric_destroy(net);
     for (size_t i = 0; i < net->nports; i++) {

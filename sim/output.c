@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "nic.h"
 #include "pcie.h"
@@ -65,8 +66,8 @@ static bool out_finish(struct out_file *o, bool keep, char *err, size_t errcap)
     return ok;
 }
 
-/* mkdir -p */
-static int make_dir(const char *path, char *err, size_t errcap)
+/* mkdir -p, noting each directory made. */
+static int make_dir(struct sim_network *net, const char *path, char *err, size_t errcap)
 {
     char *p = sim__xstrdup(path);
     int rc = 0;
@@ -75,7 +76,11 @@ static int make_dir(const char *path, char *err, size_t errcap)
             continue;
         char c = *s;
         *s = 0;
-        if (mkdir(p, 0777) && errno != EEXIST) {
+        if (mkdir(p, 0777) == 0) {
+            net->made_dirs = sim__xrealloc(net->made_dirs,
+                                           (net->nmade_dirs + 1) * sizeof *net->made_dirs);
+            net->made_dirs[net->nmade_dirs++] = sim__xstrdup(p);
+        } else if (errno != EEXIST) {
             snprintf(err, errcap, "%s: %s", p, strerror(errno));
             rc = -1;
         }
@@ -85,6 +90,18 @@ static int make_dir(const char *path, char *err, size_t errcap)
     }
     free(p);
     return rc;
+}
+
+void sim__output_dirs_release(struct sim_network *net, bool keep)
+{
+    for (size_t i = net->nmade_dirs; i-- > 0;) {
+        if (!keep)
+            rmdir(net->made_dirs[i]); /* only if empty: never anyone's files */
+        free(net->made_dirs[i]);
+    }
+    free(net->made_dirs);
+    net->made_dirs = NULL;
+    net->nmade_dirs = 0;
 }
 
 static void json_string(FILE *f, const char *s)
@@ -120,7 +137,7 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
     if (!any)
         return 0;
     char *pdir = sim__xasprintf("%s/pcap", dir);
-    int rc = make_dir(dir, err, errcap) || make_dir(pdir, err, errcap) ? -1 : 0;
+    int rc = make_dir(net, dir, err, errcap) || make_dir(net, pdir, err, errcap) ? -1 : 0;
     for (size_t i = 0; !rc && i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
         if (!cfg->nodes[p->node->index].trace && !cfg->links[p->link].trace)
@@ -369,7 +386,7 @@ static void write_ports(struct sim_network *net, FILE *f)
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
-    if (make_dir(dir, err, errcap))
+    if (make_dir(net, dir, err, errcap))
         return -1;
     static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
     struct out_file o[4] = {{0}};
@@ -403,5 +420,6 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
     for (size_t i = 0; i < 4; i++)
         if (o[i].path && !out_finish(&o[i], ok, err, errcap))
             ok = false;
+    sim__output_dirs_release(net, ok);
     return ok ? 0 : -1;
 }

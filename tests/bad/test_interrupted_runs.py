@@ -2,8 +2,9 @@
 """Runs interrupted part way leave no output that looks finished.
 
 `rdmasim sim --out DIR` is sent SIGINT, then SIGTERM, while it writes its
-traces: it must end by that signal and leave no file in DIR (the traces,
-written as NAME.pcap.tmp, are removed; nothing else was written yet).
+traces: it must end by that signal and leave nothing behind: the traces, written
+as NAME.pcap.tmp, are removed, and so are DIR and DIR/pcap, which the run
+made.
 `rdmasim replay --timeline CSV` reading a capture from a pipe that stops
 half way is sent SIGINT, then SIGTERM: it must end by that signal and leave
 neither CSV nor its temporary name CSV.tmp."""
@@ -77,6 +78,8 @@ class InterruptedSim(unittest.TestCase):
             self.assertIn("interrupted by %s" % signal.Signals(sig).name, err)
             self.assertIn(config, err)
             self.assertEqual(files_under(out), [])
+            # the run made DIR and DIR/pcap for its outputs: gone again
+            self.assertFalse(os.path.exists(out), "the output directory was left")
 
     def test_sigint(self):
         self.interrupt(signal.SIGINT)
