@@ -55,6 +55,16 @@ static void cnp(struct replay *r, struct flow *f)
     note(r, ANOM_CNP, f, gap);
 }
 
+void flow_count_frame(struct replay *r, struct flow *f, const struct rdma_pkt *pkt)
+{
+    f->packets++;
+    f->wire_bytes += pkt->wire_len;
+    f->last_t = r->t;
+    f->last_frame = r->frame;
+    f->tl_packets++;
+    timeline_touch(r, f);
+}
+
 static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
 {
     struct flow_key k;
@@ -77,12 +87,7 @@ static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
     } else if (f->transport == RDMA_TRANSPORT_CNP) {
         f->transport = op->transport; /* the flow began with a CNP */
     }
-    f->packets++;
-    f->wire_bytes += pkt->wire_len;
-    f->last_t = r->t;
-    f->last_frame = r->frame;
-    f->tl_packets++;
-    timeline_touch(r, f);
+    flow_count_frame(r, f, pkt);
     if (pkt->status == RDMA_BAD_ICRC || pkt->status == RDMA_BAD_VCRC) {
         /* The receiving adapter drops it: count it, do not deliver it. */
         f->bad_icrc++;

@@ -163,12 +163,7 @@ static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const 
         f->first_t = r->t;
         f->first_frame = r->frame;
     }
-    f->packets++;
-    f->wire_bytes += pkt->wire_len;
-    f->last_t = r->t;
-    f->last_frame = r->frame;
-    f->tl_packets++;
-    timeline_touch(r, f);
+    flow_count_frame(r, f, pkt);
     if (seg->payload_len)
         cover(f->iw, seg->hdr.seq_raw, seg->payload_len);
     const char *n = seg->note;

@@ -439,6 +439,9 @@ struct replay {
 
 /* ingest.c: one decoded frame (and its bytes) into the analysis */
 void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data);
+/* One more frame of flow f: packets, bytes, first and last seen, and the
+ * timeline's interval. */
+void flow_count_frame(struct replay *r, struct flow *f, const struct rdma_pkt *pkt);
 /* iwarp.c */
 /* A TCP segment: the flow of its direction when it belongs to an MPA
  * connection, else NULL (plain TCP, or memory ran out: r->oom). */
