@@ -406,11 +406,23 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
 /* ---- stream decoding ------------------------------------------------------ */
 enum rdma_iwarp_pdu_kind { RDMA_IWARP_PDU_MPA = 1, RDMA_IWARP_PDU_FPDU = 2, RDMA_IWARP_PDU_ERROR = 3 };
 
+/* One direction of a TCP connection: the sender's address and port, then
+ * the receiver's. IPv4 addresses take the first 4 bytes. */
+struct rdma_tcp_ends {
+    bool ipv6;
+    uint8_t src[16], dst[16];
+    uint16_t srcport, dstport;
+};
+
 struct rdma_iwarp_pdu {
     uint8_t kind;        /* enum rdma_iwarp_pdu_kind */
     uint8_t status;      /* enum rdma_status */
     const char *reason;
     uint64_t frame;      /* frame number in which the PDU began */
+    /* The direction it travelled. Not always the fed frame's: the frame
+     * carrying an MPA Reply also releases what the other side sent after
+     * its Request, and rdma_iwarp_finish() reports any direction. */
+    struct rdma_tcp_ends ends;
     struct rdma_mpa_frame mpa;
     struct rdma_iwarp_fpdu fpdu;
 };

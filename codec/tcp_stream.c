@@ -158,6 +158,21 @@ static size_t make_key(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, u
     return 2 * n;
 }
 
+/* The direction di of connection c as a PDU reports it: make_key() put
+ * the endpoint that sorts first, which d[0] leaves, before the other. */
+static void pdu_ends(struct rdma_iwarp_pdu *pdu, const struct conn *c, unsigned di)
+{
+    size_t n = c->keylen / 2, alen = n - 2;
+    const uint8_t *from = c->key + (di ? n : 0), *to = c->key + (di ? 0 : n);
+    struct rdma_tcp_ends *e = &pdu->ends;
+    memset(e, 0, sizeof *e);
+    e->ipv6 = alen == 16;
+    memcpy(e->src, from, alen);
+    memcpy(e->dst, to, alen);
+    e->srcport = get_be16(from + alen);
+    e->dstport = get_be16(to + alen);
+}
+
 static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, size_t n, bool create)
 {
     uint32_t h = key_hash(key, n);
@@ -710,6 +725,7 @@ bool rdma_iwarp_next(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
         struct conn *c = s->cur;
         unsigned di = s->cur_dir;
         struct dir *d = &c->d[di];
+        pdu_ends(pdu, c, di);
         if (d->error) {
             pdu_error(pdu, (enum rdma_status)d->error_status, d->error, s->frame);
             d->error = 0;
@@ -782,6 +798,7 @@ bool rdma_iwarp_finish(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
                 skip_dir(d);
                 if (probing && c->noted)
                     continue;
+                pdu_ends(pdu, c, di);
                 if (probing) {
                     c->noted = true;
                     pdu_error(pdu, RDMA_UNSUPPORTED, "no MPA handshake seen", frame);

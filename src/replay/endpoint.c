@@ -77,16 +77,30 @@ bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
 
 #define PORT_SHIFT 40
 
+static void tcp_key(bool ipv6, const uint8_t *src, const uint8_t *dst, uint16_t srcport,
+                    uint16_t dstport, struct flow_key *k)
+{
+    if (ipv6) {
+        addr_words(&k->w[0], src);
+        addr_words(&k->w[2], dst);
+    } else {
+        mapped_v4_words(&k->w[0], src);
+        mapped_v4_words(&k->w[2], dst);
+    }
+    k->w[4] = last_word(ADDR_TCP, dstport) | (uint64_t)srcport << PORT_SHIFT;
+}
+
 void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k)
 {
-    if (pkt->present & RDMA_HDR_IP) {
-        mapped_v4_words(&k->w[0], pkt->ip.src);
-        mapped_v4_words(&k->w[2], pkt->ip.dst);
-    } else {
-        addr_words(&k->w[0], pkt->ipv6.src);
-        addr_words(&k->w[2], pkt->ipv6.dst);
-    }
-    k->w[4] = last_word(ADDR_TCP, tcp->dstport) | (uint64_t)tcp->srcport << PORT_SHIFT;
+    if (pkt->present & RDMA_HDR_IP)
+        tcp_key(false, pkt->ip.src, pkt->ip.dst, tcp->srcport, tcp->dstport, k);
+    else
+        tcp_key(true, pkt->ipv6.src, pkt->ipv6.dst, tcp->srcport, tcp->dstport, k);
+}
+
+void flow_key_from_ends(const struct rdma_tcp_ends *e, struct flow_key *k)
+{
+    tcp_key(e->ipv6, e->src, e->dst, e->srcport, e->dstport, k);
 }
 
 bool flow_key_is_tcp(const struct flow_key *k)

@@ -23,11 +23,10 @@
  *     identifier (RFC 7306 5.2.2)
  *   Terminate: an anomaly with its layer, error type and code
  *
- * The stream decoder does not say which direction a PDU came from: nearly
- * always the direction of the frame being fed, but a handshake's Reply
- * also releases what the other side sent before it. Each flow remembers
- * the TCP sequence numbers its data covered lately, and a PDU goes to the
- * direction whose recent data holds its sequence number.
+ * A PDU goes to the flow of the direction it travelled, which the stream
+ * decoder names (pdu->ends): nearly always the direction of the frame being
+ * fed, but the frame carrying an MPA Reply also releases what the other
+ * side sent behind its Request.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +36,6 @@
 /* Frame times kept for PDUs that began in an earlier frame than the one
  * completing them (an FPDU spans at most 66 KB, 46 full segments). */
 #define IW_TIMES 16384u
-/* Sequence space a direction's recent data covers for telling directions
- * apart: more than the decoder holds for one PDU (about 1.3 MB). */
-#define SEQ_WINDOW (4u << 20)
-
 /* The notes codec/tcp_stream.c gives a segment that is not simply next. */
 #define NOTE_RETRANSMISSION "retransmission"
 #define NOTE_PARTIAL "partial retransmission"
@@ -124,33 +119,6 @@ static struct flow *tcp_flow(struct replay *r, const struct flow_key *k)
     return f;
 }
 
-static bool seq_before(uint32_t a, uint32_t b)
-{
-    return (int32_t)(a - b) < 0;
-}
-
-static void cover(struct iw_flow *iw, uint32_t seq, uint32_t len)
-{
-    uint32_t end = seq + len;
-    if (!iw->seq_valid) {
-        iw->seq_lo = seq;
-        iw->seq_hi = end;
-        iw->seq_valid = true;
-        return;
-    }
-    if (seq_before(iw->seq_hi, end))
-        iw->seq_hi = end;
-    if (seq_before(seq, iw->seq_lo) && iw->seq_hi - seq <= SEQ_WINDOW)
-        iw->seq_lo = seq;
-    if (iw->seq_hi - iw->seq_lo > SEQ_WINDOW)
-        iw->seq_lo = iw->seq_hi - SEQ_WINDOW;
-}
-
-static bool covers(const struct iw_flow *iw, uint32_t seq)
-{
-    return iw->seq_valid && seq - iw->seq_lo < iw->seq_hi - iw->seq_lo;
-}
-
 /* The flow of the direction a segment travels, with the segment counted. */
 static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const struct rdma_iwarp_seg *seg)
 {
@@ -164,8 +132,6 @@ static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const 
         f->first_frame = r->frame;
     }
     flow_count_frame(r, f, pkt);
-    if (seg->payload_len)
-        cover(f->iw, seg->hdr.seq_raw, seg->payload_len);
     const char *n = seg->note;
     if (!n)
         return f;
@@ -184,13 +150,13 @@ static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const 
     return f;
 }
 
-/* The flow a PDU starting at TCP sequence seq came from. */
-static struct flow *direction_of(struct replay *r, struct flow *f, uint32_t seq)
+/* The flow of the direction a PDU travelled; NULL when that direction has
+ * not carried a frame of its own. */
+static struct flow *flow_of_pdu(struct replay *r, const struct rdma_iwarp_pdu *pdu)
 {
-    if (covers(f->iw, seq) || f->peer < 0)
-        return f;
-    struct flow *p = flow_at(&r->flows, (uint32_t)f->peer);
-    return covers(p->iw, seq) ? p : f;
+    struct flow_key k;
+    flow_key_from_ends(&pdu->ends, &k);
+    return flow_find(&r->flows, &k);
 }
 
 static struct flow *peer_of(struct replay *r, const struct flow *f)
@@ -490,14 +456,18 @@ static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const
         untagged(r, f, fp, &at);
 }
 
-static void pdu_in(struct replay *r, struct flow *f, const struct rdma_iwarp_pdu *pdu)
+/* A PDU the frame of flow fed released. */
+static void pdu_in(struct replay *r, struct flow *fed, const struct rdma_iwarp_pdu *pdu)
 {
+    struct flow *f = flow_of_pdu(r, pdu);
+    if (!f)
+        f = fed;
     switch (pdu->kind) {
     case RDMA_IWARP_PDU_MPA:
         mpa(r, f, &pdu->mpa);
         break;
     case RDMA_IWARP_PDU_FPDU:
-        fpdu(r, direction_of(r, f, pdu->fpdu.seq), f, pdu);
+        fpdu(r, f, fed, pdu);
         break;
     default:
         bad(r, f, (enum rdma_status)pdu->status, pdu->reason, pdu->frame);
@@ -534,7 +504,7 @@ void iwarp_finish(struct replay *r)
     struct rdma_iwarp_pdu pdu;
     while (rdma_iwarp_finish(r->iwarp, &pdu))
         if (pdu.status != RDMA_UNSUPPORTED) /* a stream that never showed MPA */
-            bad(r, NULL, (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
+            bad(r, flow_of_pdu(r, &pdu), (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
     for (uint32_t i = 0; i < r->flows.n; i++) {
         struct flow *f = flow_at(&r->flows, i);
         if (!f->iw)

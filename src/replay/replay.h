@@ -251,10 +251,6 @@ struct iw_open {
 #define IW_QUEUES 4
 
 struct iw_flow {
-    /* the TCP sequence numbers this direction's data covered lately, to
-     * tell which direction a PDU the decoder hands out came from */
-    uint32_t seq_lo, seq_hi;
-    bool seq_valid;
     struct iw_open tagged, untagged[IW_QUEUES];
     uint64_t segments, bad_crc, malformed, terminates;
     uint64_t tcp_retrans, tcp_ooo, tcp_gaps;
@@ -339,6 +335,7 @@ void flows_join(struct flow_table *t, struct flow *a, struct flow *b, enum pairi
 bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k);
 /* The key of the direction of a TCP connection a segment travels. */
 void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k);
+void flow_key_from_ends(const struct rdma_tcp_ends *e, struct flow_key *k);
 bool flow_key_is_tcp(const struct flow_key *k);
 uint16_t flow_key_port(const struct flow_key *k, bool dst);
 void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *out);

@@ -324,6 +324,8 @@ struct harness {
     uint32_t msn[4096];
     unsigned opcode[4096];
     const char *errors[8];
+    unsigned sender[4096]; /* the side each PDU came from, by its ends */
+    unsigned n_pdu;
     unsigned last_frame_pdus;
     bool last_iwarp;
 };
@@ -337,8 +339,26 @@ static void harness_init(struct harness *h)
     h->side[1] = (struct conn_side){{192, 168, 0, 2}, 6000, 0xffffff00u};
 }
 
+/* Which side sent a PDU: its ends must name one side as the sender and the
+ * other as the receiver. */
+static unsigned sender_of(const struct harness *h, const struct rdma_tcp_ends *e)
+{
+    ck_assert(!e->ipv6);
+    for (unsigned i = 0; i < 2; i++) {
+        const struct conn_side *a = &h->side[i], *b = &h->side[i ^ 1];
+        if (!memcmp(e->src, a->ip, 4) && e->srcport == a->port) {
+            ck_assert_mem_eq(e->dst, b->ip, 4);
+            ck_assert_uint_eq(e->dstport, b->port);
+            return i;
+        }
+    }
+    ck_abort_msg("the PDU's ends name neither side");
+    return 0;
+}
+
 static void collect(struct harness *h, const struct rdma_iwarp_pdu *pdu)
 {
+    h->sender[h->n_pdu++] = sender_of(h, &pdu->ends);
     if (pdu->kind == RDMA_IWARP_PDU_MPA) {
         h->n_mpa++;
     } else if (pdu->kind == RDMA_IWARP_PDU_FPDU) {
@@ -474,6 +494,47 @@ START_TEST(stream_split_and_packed)
         assert_msns_in_order(&h, 10, 1);
         ck_assert_uint_eq(h.n_err, 0);
     }
+}
+END_TEST
+
+/* A Send the initiator puts right behind its Request is held until the
+ * Reply, so the Reply's frame gives two PDUs from opposite directions; each
+ * names the direction it travelled. */
+START_TEST(stream_pdus_name_their_direction)
+{
+    struct harness h;
+    harness_init(&h);
+    uint8_t buf[64], fp[512];
+    size_t n, m;
+    struct rdma_mpa_frame f = {0};
+    send_seg(&h, 0, RDMA_TCP_SYN, 0, 0);
+    send_seg(&h, 1, RDMA_TCP_SYN, 0, 0);
+    f.kind = RDMA_MPA_REQUEST;
+    f.hdr.crc_flag = true;
+    f.hdr.rev = 1;
+    ck_assert_int_eq(rdma_mpa_frame_encode(&f, buf, sizeof buf, &n), RDMA_OK);
+    send_seg(&h, 0, 0, buf, n);
+    struct rdma_mpa_framing fr[2] = {{false, true, h.side[0].seq}, {false, true, 0}};
+    struct rdma_iwarp_fpdu send;
+    sample_fpdu(&send, RDMA_RDMAP_SEND, 100);
+    send.ddp.msn = 1;
+    ck_assert_int_eq(rdma_fpdu_encode(&fr[0], h.side[0].seq, &send, fp, sizeof fp, &m), RDMA_OK);
+    send_seg(&h, 0, 0, fp, m);
+    ck_assert_uint_eq(h.last_frame_pdus, 0);
+    f.kind = RDMA_MPA_REPLY;
+    ck_assert_int_eq(rdma_mpa_frame_encode(&f, buf, sizeof buf, &n), RDMA_OK);
+    send_seg(&h, 1, 0, buf, n);
+    ck_assert_uint_eq(h.last_frame_pdus, 2);
+    fr[1].origin = h.side[1].seq;
+    ck_assert_int_eq(rdma_fpdu_encode(&fr[1], h.side[1].seq, &send, fp, sizeof fp, &m), RDMA_OK);
+    send_seg(&h, 1, 0, fp, m);
+    finish(&h);
+    static const unsigned want[] = {0, 1, 0, 1}; /* Request, Reply, Send, Send */
+    ck_assert_uint_eq(h.n_pdu, 4);
+    for (unsigned i = 0; i < 4; i++)
+        ck_assert_msg(h.sender[i] == want[i], "PDU %u from side %u, want %u", i, h.sender[i], want[i]);
+    ck_assert_uint_eq(h.n_fpdu, 2);
+    ck_assert_uint_eq(h.n_err, 0);
 }
 END_TEST
 
@@ -621,6 +682,7 @@ static Suite *iwarp_suite(void)
     tcase_set_timeout(r, 60);
     tcase_add_test(r, stream_split_and_packed);
     tcase_add_test(r, stream_retransmission_and_reordering);
+    tcase_add_test(r, stream_pdus_name_their_direction);
     tcase_add_test(r, stream_midstream_with_markers);
     tcase_add_test(r, stream_midstream_without_markers);
     tcase_add_test(r, stream_overrun_and_plain_tcp);
