@@ -65,8 +65,9 @@ int main(int argc, char **argv)
     /* Written in large pieces, as a copied or downloaded capture is: the
      * page cache then holds the file in large folios, which map several
      * times faster than the 4 KB pieces of stdio's default buffer. */
+    static char write_buffer[WRITE_BUFFER]; /* glibc ignores a size without a buffer */
     FILE *f = fopen(argv[1], "wb");
-    if (f && setvbuf(f, NULL, _IOFBF, WRITE_BUFFER)) {
+    if (f && setvbuf(f, write_buffer, _IOFBF, sizeof write_buffer)) {
         fclose(f);
         f = NULL;
     }
