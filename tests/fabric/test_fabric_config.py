@@ -12,39 +12,20 @@ the links (headroom) follow the formula in sim/pfc.c:
 2 x rate x delay + 3 x (MTU + 18 + 24) + 8 x 84 bytes."""
 import glob
 import os
-import subprocess
 import sys
 import unittest
 
-RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from sim_checks import assert_bad_files, assert_set_errors, check  # noqa: E402
+
 BAD = os.path.join(TOP, "tests", "fabric", "bad")
 EXAMPLES = os.path.join(TOP, "examples")
-EXIT_USAGE = 2
-
-
-def check(path, *extra):
-    return subprocess.run([RDMASIM, "sim", "--check", *extra, path], capture_output=True,
-                          text=True, timeout=60)
 
 
 class BadFabricFiles(unittest.TestCase):
     def test_each_bad_file_gives_one_positioned_message(self):
-        files = sorted(glob.glob(os.path.join(BAD, "*.yaml")))
-        self.assertGreater(len(files), 15)
-        for path in files:
-            with open(path) as f:
-                first = f.readline()
-                lines = [first] + f.read().split("\n")
-            self.assertTrue(first.startswith("# expect: "), path)
-            line, token, message = first[len("# expect: "):].rstrip("\n").split(" | ")
-            col = lines[int(line) - 1].index(token) + 1
-            with self.subTest(file=os.path.basename(path)):
-                p = check(path)
-                self.assertEqual(p.returncode, EXIT_USAGE, p.stderr)
-                self.assertEqual(p.stdout, "")
-                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith(f"{path}:{line}:{col}: {message}"), p.stderr)
+        assert_bad_files(self, BAD, 16)
 
     def test_set_reaches_the_fabric_keys(self):
         cfg = os.path.join(EXAMPLES, "fabric-incast-pfc.yaml")
@@ -55,12 +36,7 @@ class BadFabricFiles(unittest.TestCase):
             ("topology.switch_defaults.ecn.pmax=2", "--set topology.switch_defaults.ecn.pmax=2: ecn pmax:"),
             ("qos.trust=dscpp", "--set qos.trust=dscpp: qos trust: 'dscpp' is not dscp or pcp"),
         ]
-        for setting, want in cases:
-            with self.subTest(setting=setting):
-                p = check(cfg, "--set", setting)
-                self.assertEqual(p.returncode, EXIT_USAGE)
-                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith(want), p.stderr)
+        assert_set_errors(self, cfg, cases)
         p = check(cfg, "--set", "topology.switch_defaults.pfc.watchdog=1ms", "--set", "nic.dcqcn.g=1/16",
                   "--set", "monitor.sample=off", "--set", "topology.switch_defaults.alpha=2")
         self.assertEqual(p.returncode, 0, p.stderr)

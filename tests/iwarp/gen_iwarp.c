@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rdma_iwarp.h"
+#include "tcp_headers.h"
 
 #define MAX_SEGS_PER_BURST 64
 #define MSS 1460
@@ -315,32 +316,15 @@ static void handshake(struct gen *g)
 static void write_seg(struct gen *g, pcap_dumper_t *d, const struct seg *sg, unsigned long usec)
 {
     struct rdma_pkt pkt;
-    struct rdma_tcp tcp = {0};
+    struct rdma_tcp tcp;
     const struct side *a = &g->s[sg->from], *b = &g->s[sg->from ^ 1];
     uint8_t frame[2048];
     size_t n;
-    memset(&pkt, 0, sizeof pkt);
-    pkt.linktype = RDMA_LINKTYPE_ETHERNET;
-    memcpy(pkt.eth.src, a->mac, 6);
-    memcpy(pkt.eth.dst, b->mac, 6);
-    if (g->o.v6) {
-        pkt.present = RDMA_HDR_ETH | RDMA_HDR_IPV6;
-        pkt.ipv6.hlim = 64;
-        memcpy(pkt.ipv6.src, a->ip6, 16);
-        memcpy(pkt.ipv6.dst, b->ip6, 16);
-    } else {
-        pkt.present = RDMA_HDR_ETH | RDMA_HDR_IP;
-        pkt.ip.ttl = 64;
-        pkt.ip.flags = 2; /* DF */
-        memcpy(pkt.ip.src, a->ip4, 4);
-        memcpy(pkt.ip.dst, b->ip4, 4);
-    }
-    tcp.srcport = a->port;
-    tcp.dstport = b->port;
+    tcp_headers(&pkt, &tcp, g->o.v6, a->mac, b->mac, g->o.v6 ? a->ip6 : a->ip4,
+                g->o.v6 ? b->ip6 : b->ip4, a->port, b->port);
     tcp.seq_raw = sg->seq + (uint32_t)sg->off;
     tcp.flags = sg->flags;
     tcp.ack_raw = sg->ack;
-    tcp.window_size_value = 65535;
     if (rdma_tcp_encode(&pkt, &tcp, sg->data + sg->off, sg->len - sg->off, frame, sizeof frame,
                         &n) != RDMA_OK)
         die("segment does not encode");

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "rdma_iwarp.h"
+#include "tcp_headers.h"
+#include "../check_run.h"
 
 static uint8_t scratch[RDMA_MPA_MAX_FPDU];
 
@@ -376,17 +378,10 @@ static void segment_at(struct harness *h, unsigned from, uint32_t seq, uint16_t 
 {
     const struct conn_side *a = &h->side[from], *b = &h->side[from ^ 1];
     struct rdma_pkt pkt;
-    struct rdma_tcp tcp = {0};
+    struct rdma_tcp tcp;
     static uint8_t frame[70000];
     size_t n;
-    memset(&pkt, 0, sizeof pkt);
-    pkt.linktype = RDMA_LINKTYPE_ETHERNET;
-    pkt.present = RDMA_HDR_ETH | RDMA_HDR_IP;
-    pkt.ip.ttl = 64;
-    memcpy(pkt.ip.src, a->ip, 4);
-    memcpy(pkt.ip.dst, b->ip, 4);
-    tcp.srcport = a->port;
-    tcp.dstport = b->port;
+    tcp_headers(&pkt, &tcp, false, NULL, NULL, a->ip, b->ip, a->port, b->port);
     tcp.seq_raw = seq;
     tcp.ack_raw = b->seq;
     tcp.flags = flags | RDMA_TCP_ACK;
@@ -692,11 +687,4 @@ static Suite *iwarp_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(iwarp_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_run(iwarp_suite()); }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pcie.h"
+#include "../check_run.h"
 
 #define PS 1e12
 
@@ -242,11 +243,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_run(suite()); }

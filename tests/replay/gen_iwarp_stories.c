@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rdma_iwarp.h"
+#include "../iwarp/tcp_headers.h"
 
 #define US 1000u
 #define MSS 1460u
@@ -65,31 +66,14 @@ static void emit(struct gen *g, const struct conn *c, unsigned from, uint16_t fl
 {
     const struct end *s = &c->e[from], *d = &c->e[from ^ 1];
     struct rdma_pkt pkt;
-    struct rdma_tcp tcp = {0};
+    struct rdma_tcp tcp;
     uint8_t frame[2048];
     size_t n;
-    memset(&pkt, 0, sizeof pkt);
-    pkt.linktype = RDMA_LINKTYPE_ETHERNET;
-    memcpy(pkt.eth.src, s->mac, 6);
-    memcpy(pkt.eth.dst, d->mac, 6);
-    if (c->v6) {
-        pkt.present = RDMA_HDR_ETH | RDMA_HDR_IPV6;
-        pkt.ipv6.hlim = 64;
-        memcpy(pkt.ipv6.src, s->ip6, 16);
-        memcpy(pkt.ipv6.dst, d->ip6, 16);
-    } else {
-        pkt.present = RDMA_HDR_ETH | RDMA_HDR_IP;
-        pkt.ip.ttl = 64;
-        pkt.ip.flags = 2; /* DF */
-        memcpy(pkt.ip.src, s->ip4, 4);
-        memcpy(pkt.ip.dst, d->ip4, 4);
-    }
-    tcp.srcport = s->port;
-    tcp.dstport = d->port;
+    tcp_headers(&pkt, &tcp, c->v6, s->mac, d->mac, c->v6 ? s->ip6 : s->ip4, c->v6 ? d->ip6 : d->ip4,
+                s->port, d->port);
     tcp.seq_raw = seq;
     tcp.ack_raw = d->seq;
     tcp.flags = flags;
-    tcp.window_size_value = 65535;
     if (rdma_tcp_encode(&pkt, &tcp, p, len, frame, sizeof frame, &n) != RDMA_OK)
         die("segment does not encode");
     g->t += after;
@@ -162,9 +146,11 @@ static void send_split(struct gen *g, struct conn *c, unsigned from, const struc
     seg(g, c, from, RDMA_TCP_ACK, buf + at, n - at, after);
 }
 
-static void write_fpdu(struct rdma_iwarp_fpdu *f, uint32_t stag, uint64_t to, uint32_t len, bool last)
+/* A tagged FPDU: an RDMA Write or a Read Response segment. */
+static void tagged_fpdu(struct rdma_iwarp_fpdu *f, uint8_t opcode, uint32_t stag, uint64_t to,
+                        uint32_t len, bool last)
 {
-    rdma_fpdu_set_opcode(f, RDMA_RDMAP_WRITE);
+    rdma_fpdu_set_opcode(f, opcode);
     f->ddp.stag = stag;
     f->ddp.tagged_offset = to;
     f->ddp.last_flag = last;
@@ -172,14 +158,14 @@ static void write_fpdu(struct rdma_iwarp_fpdu *f, uint32_t stag, uint64_t to, ui
     f->payload_len = len;
 }
 
+static void write_fpdu(struct rdma_iwarp_fpdu *f, uint32_t stag, uint64_t to, uint32_t len, bool last)
+{
+    tagged_fpdu(f, RDMA_RDMAP_WRITE, stag, to, len, last);
+}
+
 static void read_response(struct rdma_iwarp_fpdu *f, uint32_t stag, uint64_t to, uint32_t len, bool last)
 {
-    rdma_fpdu_set_opcode(f, RDMA_RDMAP_READ_RESPONSE);
-    f->ddp.stag = stag;
-    f->ddp.tagged_offset = to;
-    f->ddp.last_flag = last;
-    f->payload = data;
-    f->payload_len = len;
+    tagged_fpdu(f, RDMA_RDMAP_READ_RESPONSE, stag, to, len, last);
 }
 
 static void send_msg(struct rdma_iwarp_fpdu *f, uint8_t opcode, uint32_t msn, uint32_t len, uint32_t inval)

@@ -1,13 +1,8 @@
 #!/usr/bin/python3
 """Wrong configuration files: `rdmasim sim` rejects each before anything runs,
 with exactly one line FILE:LINE:COL: message and exit status 2, and no input
-makes it crash.
-
-Each file in tests/sim/bad/ starts with
-    # expect: [FILE |] LINE | TOKEN | MESSAGE
-where the column is where TOKEN first occurs on that line of the file (an
-empty TOKEN means column 1), FILE names an included file when the error lies
-there, and MESSAGE begins the text after the position."""
+makes it crash. Each file in tests/sim/bad/ states what it expects in its
+first line (the format is in tests/sim_checks.py)."""
 import glob
 import os
 import random
@@ -17,54 +12,17 @@ import sys
 import tempfile
 import unittest
 
-RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from sim_checks import EXIT_USAGE, RDMASIM, assert_bad_files, assert_set_errors, check  # noqa: E402
+
 BAD = os.path.join(TOP, "tests", "sim", "bad")
 EXAMPLES = os.path.join(TOP, "examples")
-EXIT_USAGE = 2
-
-
-def check(path, *extra):
-    return subprocess.run([RDMASIM, "sim", "--check", *extra, path], capture_output=True,
-                          text=True, timeout=60)
-
-
-def expectation(path):
-    with open(path) as f:
-        first = f.readline()
-    if not first.startswith("# expect: "):
-        return None
-    parts = first[len("# expect: "):].rstrip("\n").split(" | ")
-    where = path
-    if len(parts) == 4:
-        where = os.path.join(os.path.dirname(path), parts.pop(0))
-    line, token, message = int(parts[0]), parts[1], parts[2]
-    with open(where) as f:
-        lines = f.read().split("\n")
-    col = lines[line - 1].index(token) + 1 if token else 1
-    return f"{where}:{line}:{col}: ", message
 
 
 class BadFiles(unittest.TestCase):
     def test_each_bad_file_gives_one_positioned_message(self):
-        files = sorted(glob.glob(os.path.join(BAD, "*.yaml")))
-        self.assertGreater(len(files), 25)
-        tested = 0
-        for path in files:
-            exp = expectation(path)
-            if exp is None:
-                continue  # an included file, not a configuration
-            prefix, message = exp
-            with self.subTest(file=os.path.basename(path)):
-                p = check(path)
-                self.assertEqual(p.returncode, EXIT_USAGE, p.stderr)
-                self.assertEqual(p.stdout, "")
-                lines = p.stderr.splitlines()
-                self.assertEqual(len(lines), 1, p.stderr)
-                self.assertTrue(lines[0].startswith(prefix + message),
-                                f"want {prefix}{message}\ngot  {lines[0]}")
-                tested += 1
-        self.assertGreater(tested, 25)
+        assert_bad_files(self, BAD, 26)
 
     def test_missing_file(self):
         p = check(os.path.join(BAD, "no-such-config.yaml"))
@@ -82,12 +40,7 @@ class BadFiles(unittest.TestCase):
             ("seed", "--set seed: expected KEY=VALUE"),
             ("seed=[1", "--set seed=[1: the value is not valid YAML"),
         ]
-        for setting, want in cases:
-            with self.subTest(setting=setting):
-                p = check(cfg, "--set", setting)
-                self.assertEqual(p.returncode, EXIT_USAGE)
-                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith(want), p.stderr)
+        assert_set_errors(self, cfg, cases)
 
     def test_set_changes_the_run(self):
         cfg = os.path.join(EXAMPLES, "write-one-link.yaml")

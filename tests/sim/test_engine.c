@@ -12,6 +12,7 @@
 #include "sim.h"
 #include "units.h"
 #include "util.h"
+#include "../check_run.h"
 
 /* ---- a component that records the order its events fire in ---------------- */
 /* events carry a number in their pointer */
@@ -428,11 +429,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_run(suite()); }

@@ -20,6 +20,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from sim_checks import output_files  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
 
@@ -359,14 +361,6 @@ workload:
 
 
 class Determinism(unittest.TestCase):
-    def outputs(self, out):
-        files = {}
-        for path in sorted(glob.glob(os.path.join(out, "**", "*"), recursive=True)):
-            if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    files[os.path.relpath(path, out)] = f.read()
-        return files
-
     def test_same_seed_same_bytes_other_seed_other_run(self):
         for example in ("lossy-link.yaml", "leaf-spine-websearch.yaml"):
             with tempfile.TemporaryDirectory() as tmp:
@@ -375,7 +369,7 @@ class Determinism(unittest.TestCase):
                 for out, seed in ((a, "5"), (b, "5"), (c, "6")):
                     p = run_sim(cfg, out, "--seed", seed)
                     self.assertEqual(p.returncode, 0, p.stderr)
-                fa, fb, fc = self.outputs(a), self.outputs(b), self.outputs(c)
+                fa, fb, fc = output_files(a), output_files(b), output_files(c)
                 self.assertIn("summary.json", fa)
                 self.assertEqual(fa, fb, example)
                 self.assertNotEqual(fa["messages.csv"], fc["messages.csv"], example)

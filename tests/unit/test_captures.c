@@ -318,5 +318,5 @@ int main(void)
     tcase_add_test(tc, hardware_cnp_icrc);
     tcase_add_test(tc, encoder_udp_checksum);
     suite_add_tcase(s, tc);
-    return unit_run(s);
+    return check_run(s);
 }

@@ -622,5 +622,5 @@ int main(void)
     tcase_add_test(tc, rnr_timer_table);
     tcase_add_loop_test(tc, aeth_syndromes, 0, sizeof aeth_cases / sizeof aeth_cases[0]);
     suite_add_tcase(s, tc);
-    return unit_run(s);
+    return check_run(s);
 }

@@ -416,5 +416,5 @@ int main(void)
     tcase_add_test(tc, reserved_opcodes_have_no_extended_headers);
     tcase_add_test(tc, reserved_opcode_with_nothing_after_the_bth);
     suite_add_tcase(s, tc);
-    return unit_run(s);
+    return check_run(s);
 }

@@ -309,5 +309,5 @@ int main(void)
     tc = tcase_create("encode");
     tcase_add_loop_test(tc, every_opcode_encodes, 0, ENCAP_COUNT);
     suite_add_tcase(s, tc);
-    return unit_run(s);
+    return check_run(s);
 }

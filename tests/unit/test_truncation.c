@@ -108,5 +108,5 @@ int main(void)
     tcase_add_loop_test(tc, golden_encode_short, 0, G_COUNT);
     tcase_add_test(tc, capture_encode_short);
     suite_add_tcase(s, tc);
-    return unit_run(s);
+    return check_run(s);
 }

@@ -380,12 +380,3 @@ void unit_assert_prefixes(unsigned linktype, const uint8_t *frame, size_t len, s
         }
     }
 }
-
-int unit_run(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

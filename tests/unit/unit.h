@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "rdma_codec.h"
+#include "../check_run.h"
 
 #define UNIT_FRAME_MAX 4096
 #define UNIT_ETH_MIN_FRAME 60 /* 802.3 minimum frame without the FCS */
@@ -86,6 +87,5 @@ void unit_assert_roundtrip(unsigned linktype, const uint8_t *frame, size_t len, 
 void unit_assert_prefixes(unsigned linktype, const uint8_t *frame, size_t len, size_t needed,
                           const char *what);
 
-int unit_run(Suite *s);
 
 #endif

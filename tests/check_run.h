@@ -1,0 +1,18 @@
+/* check_run.h - run a Check suite and turn its result into the exit status
+ * automake's test driver reads: every C test program ends with it. */
+#ifndef TESTS_CHECK_RUN_H
+#define TESTS_CHECK_RUN_H
+
+#include <check.h>
+#include <stdlib.h>
+
+static inline int check_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif
