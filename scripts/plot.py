@@ -30,6 +30,22 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
+def save(fig, out, legend_ax=None):
+    """Lay the figure out (with a legend on legend_ax) and write it as a PNG
+    under a temporary name, renamed to out once complete."""
+    if legend_ax is not None:
+        legend_ax.legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    tmp = out + ".tmp"
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, out)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def plot_qlen(data, out, nports):
     classes = [k for k in data[0] if k.startswith("tc")] if data else []
     series = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -48,11 +64,7 @@ def plot_qlen(data, out, nports):
     ax.set_xlabel("time (us)")
     ax.set_ylabel("queue (KB)")
     ax.set_title("Queue depth of the busiest ports, per traffic class")
-    if peak:
-        ax.legend(fontsize="small", ncol=2)
-    fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    save(fig, out, ax if peak else None)
 
 
 def plot_rates(data, out, nflows):
@@ -72,11 +84,7 @@ def plot_rates(data, out, nflows):
     top.set_title("Per queue pair: rate limit and measured throughput")
     bottom.set_ylabel("throughput (Gb/s)")
     bottom.set_xlabel("time (us)")
-    if volume:
-        top.legend(fontsize="small", ncol=2)
-    fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    save(fig, out, top if volume else None)
 
 
 def pause_intervals(data):
@@ -107,9 +115,7 @@ def plot_pauses(data, out):
     ax.set_yticklabels([f"{p} prio {c}" for p, c in keys], fontsize="small")
     ax.set_xlabel("time (us)")
     ax.set_title("PFC: when each port paused its peer")
-    fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    save(fig, out)
 
 
 def main():

@@ -27,6 +27,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from sim_checks import output_files  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
 PS = 10**12
@@ -672,14 +674,6 @@ class Deadlock(unittest.TestCase):
 
 
 class Determinism(unittest.TestCase):
-    def outputs(self, out):
-        files = {}
-        for path in sorted(glob.glob(os.path.join(out, "**", "*"), recursive=True)):
-            if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    files[os.path.relpath(path, out)] = f.read()
-        return files
-
     def test_same_seed_same_bytes(self):
         for example in ("fabric-fat-tree-dcqcn.yaml", "fabric-deadlock.yaml", "fabric-incast-lossy.yaml"):
             with tempfile.TemporaryDirectory() as tmp:
@@ -688,7 +682,7 @@ class Determinism(unittest.TestCase):
                 for name in "ab":
                     out = os.path.join(tmp, name)
                     run_sim(cfg, out, "--set", "trace=[h0]")
-                    runs.append(self.outputs(out))
+                    runs.append(output_files(out))
                 for f in ("pfc.csv", "qlen.csv", "rates.csv", "summary.json", "pcap/h0-0.pcap"):
                     self.assertIn(f, runs[0])
                 self.assertEqual(runs[0], runs[1], example)
@@ -709,6 +703,7 @@ class Plot(unittest.TestCase):
             for name in ("qlen.png", "rates.png", "pauses.png"):
                 with open(os.path.join(out, name), "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            self.assertFalse([n for n in os.listdir(out) if n.endswith(".tmp")])
 
 
 if __name__ == "__main__":
