@@ -30,15 +30,7 @@
  * the shortest path. */
 static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
 {
-    if (v < 10) {
-        *p = (char)('0' + v);
-        return p + 1;
-    }
-    if (v < 100) {
-        memcpy(p, &OUT_DIGIT_PAIRS[2 * v], 2);
-        return p + 2;
-    }
-    return out_put_u64(p, v);
+    return v < 100 ? out_put_small(p, (uint32_t)v) : out_put_u64(p, v);
 }
 
 /* A header field: those of 16 bits or less (most of them) are written

@@ -36,7 +36,9 @@
 /* Maximum ACK transmission latency and the UpdateFC transmission
  * guideline, in symbol times, by [Gen1, Gen2, Gen3 and later][x1 x2 x4 x8
  * x16 x32][MPS 128 256 512 1024 2048 4096], as pcie-bench takes them from
- * the specification. */
+ * the specification (PCIe Base Spec 5.0 tables 3-7 to 3-9 and 2-46 to
+ * 2-48). They are two tables on purpose: they differ at Gen1 x32 MPS 2048
+ * (148 and 248) and Gen2 x32 MPS 4096 (237 and 327), as pcie-bench's do. */
 static const uint16_t ack_limit[3][6][6] = {
     {{237, 416, 559, 1071, 2095, 4143}, {128, 217, 289, 545, 1057, 2081},
      {73, 118, 154, 282, 538, 1050}, {67, 107, 86, 150, 278, 534},
