@@ -36,4 +36,4 @@ done
 echo
 # shellcheck disable=SC2086
 "$LLVM_COV" report -instr-profile "$work/all.profdata" $objects \
-    "$top"/sim/loader.c "$top"/sim/config*.c "$top"/sim/units.c "$top"/sim/memory.c
+    "$top"/sim/config/*.c "$top"/sim/engine/units.c

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcie.h"
+#include "pcie/pcie.h"
 #include "../check_run.h"
 
 #define PS 1e12

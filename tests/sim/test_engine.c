@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ideal.h"
-#include "net.h"
+#include "observe/ideal.h"
+#include "net/net.h"
 #include "sim.h"
-#include "units.h"
-#include "util.h"
+#include "engine/units.h"
+#include "engine/util.h"
 #include "../check_run.h"
 
 /* ---- a component that records the order its events fire in ---------------- */
@@ -30,6 +30,10 @@ struct recorder {
     uint32_t spawn_on, spawn;
 };
 
+/* A component numbers and names its own event kinds: the engine knows none. */
+enum { EV_RECORD, EV_OTHER };
+static const char *const rec_event_names[] = {"record", "other"};
+
 static void rec_handle(struct sim_component *c, const struct sim_event *ev)
 {
     struct recorder *r = (struct recorder *)c;
@@ -38,16 +42,19 @@ static void rec_handle(struct sim_component *c, const struct sim_event *ev)
     r->log[r->n] = v;
     r->at[r->n++] = ev->time;
     ck_assert_uint_eq(ev->time, sim_now(c->sim));
-    ck_assert_uint_eq(sim_event_kind(ev), SIM_EV_USER);
+    ck_assert_uint_eq(sim_event_kind(ev), EV_RECORD);
+    ck_assert_str_eq(sim_event_name(ev), "record");
     if (r->spawn && v == r->spawn_on)
         for (uint32_t i = 0; i < r->spawn; i++)
-            sim_schedule(c->sim, ev->time, c, SIM_EV_USER, tag(1000 + i));
+            sim_schedule(c->sim, ev->time, c, EV_RECORD, tag(1000 + i));
 }
 
 static void rec_fini(struct sim_component *c) { ((struct recorder *)c)->finis++; }
 
 static const struct sim_component_ops rec_ops = {
     .type = "recorder",
+    .event_names = rec_event_names,
+    .nevents = 2,
     .handle = rec_handle,
     .fini = rec_fini,
 };
@@ -59,7 +66,7 @@ START_TEST(equal_times_fire_in_schedule_order)
     sim_component_add(sim, &r.comp, &rec_ops, "r");
     /* 200 events over 4 timestamps, scheduled in a scrambled time order */
     for (uint32_t i = 0; i < 200; i++)
-        sim_schedule(sim, (sim_time_t)((i * 7) % 4) * 10, &r.comp, SIM_EV_USER, tag(i));
+        sim_schedule(sim, (sim_time_t)((i * 7) % 4) * 10, &r.comp, EV_RECORD, tag(i));
     ck_assert_uint_eq(sim_events_pending(sim), 200);
     ck_assert_uint_eq(sim_run(sim, SIM_TIME_NEVER), 200);
     for (size_t k = 1; k < r.n; k++) {
@@ -70,8 +77,11 @@ START_TEST(equal_times_fire_in_schedule_order)
     ck_assert_uint_eq(sim_events_pending(sim), 0);
     sim_destroy(sim);
     ck_assert_int_eq(r.finis, 1);
-    ck_assert_str_eq(sim_event_kind_name(SIM_EV_USER), "user");
-    ck_assert_str_eq(sim_event_kind_name(SIM_EV_COUNT), "?");
+    /* names come from the target's component; unknown kinds are "?" */
+    struct sim_event ev = {.key = EV_OTHER, .target = &r.comp};
+    ck_assert_str_eq(sim_event_name(&ev), "other");
+    ev.key = 2;
+    ck_assert_str_eq(sim_event_name(&ev), "?");
 }
 END_TEST
 
@@ -80,9 +90,9 @@ START_TEST(events_scheduled_now_fire_after_those_already_due)
     struct sim *sim = sim_create(1);
     struct recorder r = {.spawn_on = 0, .spawn = 3};
     sim_component_add(sim, &r.comp, &rec_ops, "r");
-    sim_schedule(sim, 5, &r.comp, SIM_EV_USER, tag(0));
-    sim_schedule(sim, 5, &r.comp, SIM_EV_USER, tag(1));
-    sim_schedule(sim, 6, &r.comp, SIM_EV_USER, tag(2));
+    sim_schedule(sim, 5, &r.comp, EV_RECORD, tag(0));
+    sim_schedule(sim, 5, &r.comp, EV_RECORD, tag(1));
+    sim_schedule(sim, 6, &r.comp, EV_RECORD, tag(2));
     sim_run(sim, SIM_TIME_NEVER);
     const uint32_t want[] = {0, 1, 1000, 1001, 1002, 2};
     ck_assert_uint_eq(r.n, 6);
@@ -126,7 +136,7 @@ static void chaos_handle(struct sim_component *c, const struct sim_event *ev)
     x->last_key = ev->key;
     x->fired++;
     for (uint64_t n = sim_rng_below(&x->rng, 3); n && x->spawned < 100000; n--, x->spawned++)
-        sim_schedule(c->sim, ev->time + chaos_delay(&x->rng), c, SIM_EV_USER, NULL);
+        sim_schedule(c->sim, ev->time + chaos_delay(&x->rng), c, EV_RECORD, NULL);
 }
 
 static const struct sim_component_ops chaos_ops = {.type = "chaos", .handle = chaos_handle};
@@ -138,7 +148,7 @@ START_TEST(near_and_far_events_fire_in_order)
     sim_component_add(sim, &x.comp, &chaos_ops, "chaos");
     sim_rng_seed(&x.rng, 3, "test");
     for (int i = 0; i < 2000; i++, x.spawned++)
-        sim_schedule(sim, chaos_delay(&x.rng), &x.comp, SIM_EV_USER, NULL);
+        sim_schedule(sim, chaos_delay(&x.rng), &x.comp, EV_RECORD, NULL);
     sim_run(sim, SIM_TIME_NEVER);
     ck_assert_uint_eq(x.fired, x.spawned);
     ck_assert_uint_eq(sim_events_pending(sim), 0);
@@ -152,7 +162,7 @@ START_TEST(run_stops_at_the_horizon_and_resumes)
     struct recorder r = {0};
     sim_component_add(sim, &r.comp, &rec_ops, "r");
     for (uint32_t i = 0; i < 10; i++)
-        sim_schedule(sim, i * SIM_US, &r.comp, SIM_EV_USER, tag(i));
+        sim_schedule(sim, i * SIM_US, &r.comp, EV_RECORD, tag(i));
     ck_assert_uint_eq(sim_run(sim, 4 * SIM_US), 5);
     ck_assert_uint_eq(sim_now(sim), 4 * SIM_US);
     ck_assert_uint_eq(sim_events_pending(sim), 5);
@@ -170,7 +180,7 @@ START_TEST(teardown_with_pending_events_runs_fini_and_frees_them)
     sim_component_add(sim, &a.comp, &rec_ops, "a");
     sim_component_add(sim, &b.comp, &rec_ops, "b");
     for (uint32_t i = 0; i < 1000; i++)
-        sim_schedule(sim, i, i % 2 ? &a.comp : &b.comp, SIM_EV_USER, tag(i));
+        sim_schedule(sim, i, i % 2 ? &a.comp : &b.comp, EV_RECORD, tag(i));
     sim_run(sim, 99);
     ck_assert_uint_eq(sim_events_pending(sim), 900);
     sim_destroy(sim); /* the leak checker of the sanitizer build sees the rest */
@@ -190,8 +200,8 @@ START_TEST(two_simulations_in_one_process_are_independent)
     uint64_t x2 = sim_rng_next(&r2.comp.rng);
     ck_assert_uint_eq(x1, x2);
     for (uint32_t i = 0; i < 50; i++) {
-        sim_schedule(s1, i, &r1.comp, SIM_EV_USER, tag(i));
-        sim_schedule(s2, 100 - i, &r2.comp, SIM_EV_USER, tag(i));
+        sim_schedule(s1, i, &r1.comp, EV_RECORD, tag(i));
+        sim_schedule(s2, 100 - i, &r2.comp, EV_RECORD, tag(i));
     }
     sim_run(s1, 10);
     ck_assert_uint_eq(sim_events_pending(s2), 50);

@@ -1,0 +1,166 @@
+/* cfg.h - the checked configuration: what sim_config_load() makes of the
+ * YAML files (docs/config.md), with every generator already expanded.
+ *
+ * Nothing in here refers to the YAML library; positions are kept so that
+ * checks that need the whole network (paths between hosts) can still point
+ * at the line that asked for them.
+ */
+#ifndef SIM_CFG_H
+#define SIM_CFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/cfg_fabric.h"
+#include "engine/engine.h"
+
+struct cfg_pos {
+    const char *file;
+    int line, col;
+};
+
+struct sim_pcie_config;
+
+/* Operations a message can ask for, with their configuration names. */
+#define SIM_OPS(X)                                                             \
+    X(WRITE, "write")                                                          \
+    X(WRITE_IMM, "write_imm")                                                  \
+    X(READ, "read")                                                            \
+    X(SEND, "send")                                                            \
+    X(SEND_IMM, "send_imm")                                                    \
+    X(SEND_INV, "send_inv")                                                    \
+    X(CAS, "cas")                                                              \
+    X(FAA, "faa")
+
+enum sim_op {
+#define SIM__OP_ENUM(name, str) SIM_OP_##name,
+    SIM_OPS(SIM__OP_ENUM)
+#undef SIM__OP_ENUM
+    SIM_OP_COUNT
+};
+const char *sim__op_name(unsigned op);
+
+static inline bool sim__op_is_send(unsigned op)
+{
+    return op == SIM_OP_SEND || op == SIM_OP_SEND_IMM || op == SIM_OP_SEND_INV;
+}
+static inline bool sim__op_is_atomic(unsigned op) { return op == SIM_OP_CAS || op == SIM_OP_FAA; }
+/* The responder consumes a receive work request for these. */
+static inline bool sim__op_uses_recv(unsigned op)
+{
+    return sim__op_is_send(op) || op == SIM_OP_WRITE_IMM;
+}
+
+/* Queue pair and NIC parameters; one set per host. */
+struct cfg_nic {
+    uint32_t mtu;               /* path MTU: 256, 512, 1024, 2048 or 4096 */
+    uint32_t ack_coalesce;      /* ACK at least every N request packets; 0: on AckReq only */
+    uint32_t ack_request_every; /* AckReq every N packets besides each message's last; 0: last only */
+    uint32_t max_rd_atomic;     /* READ and atomic requests outstanding at once */
+    sim_time_t timeout;         /* retransmission timeout */
+    uint32_t retry_count;       /* timeouts and NAKs tolerated in a row (0..7) */
+    uint32_t rnr_retry;         /* RNR NAKs tolerated in a row (0..7, 7: forever) */
+    uint32_t rnr_timer;         /* IBA table 45 code put in RNR NAKs (1..31, 0 = 655.36 ms) */
+    bool ipv6;
+    uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
+    uint8_t dscp;
+    struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
+};
+
+struct cfg_link_params {
+    uint64_t rate;     /* bits per second */
+    sim_time_t delay;  /* propagation delay */
+    uint32_t mtu;      /* largest IP packet, bytes */
+    double loss;       /* probability a frame is lost */
+    double ber;        /* bit error rate */
+};
+
+enum cfg_node_kind { CFG_HOST, CFG_SWITCH };
+
+struct cfg_node {
+    char *name;
+    uint8_t kind; /* enum cfg_node_kind */
+    bool trace;   /* capture every port */
+    uint32_t nlinks;
+    uint64_t buffer; /* switch: bytes of queue per port */
+    uint32_t swp;    /* switch: its parameters, cfg->fabric.sw[swp] */
+    struct cfg_nic nic; /* host */
+    struct cfg_pos pos;
+};
+
+struct cfg_link {
+    uint32_t a, b; /* node indexes */
+    struct cfg_link_params p;
+    bool trace;
+    struct cfg_pos pos;
+};
+
+struct cfg_msg {
+    uint32_t src, dst; /* host node indexes */
+    uint32_t qp;       /* queue pair number within the (src, dst) pair */
+    uint8_t op;        /* enum sim_op */
+    uint64_t size;
+    sim_time_t start;
+    sim_time_t recv_at; /* when the receive is posted (send, write_imm) */
+    uint32_t imm;
+    uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
+    uint64_t compare, swap_add, initial; /* atomics */
+    struct cfg_pos pos;
+};
+
+struct sim_config {
+    char **files; /* names positions refer to */
+    size_t nfiles;
+    char *path;   /* the configuration file */
+    uint64_t seed;
+    sim_time_t stop;   /* SIM_TIME_NEVER: until the workload is done */
+    bool payload_data; /* memory holds real bytes */
+    uint32_t snaplen;
+    struct cfg_nic nic;
+
+    struct cfg_node *nodes;
+    size_t nnodes, capnodes;
+    struct cfg_link *links;
+    size_t nlinks, caplinks;
+    struct cfg_msg *msgs;
+    size_t nmsgs, capmsgs;
+    struct cfg_fabric fabric;
+    struct sim_pcie_config *pcie; /* PCIe inside the hosts (pcie.h); NULL: none configured */
+};
+
+/* Defaults, shared by the loader and docs/config.md. */
+#define CFG_DEFAULT_RATE UINT64_C(100000000000)
+#define CFG_DEFAULT_DELAY (1 * SIM_US)
+#define CFG_DEFAULT_LINK_MTU 9000
+#define CFG_DEFAULT_BUFFER (1024 * 1024)
+#define CFG_DEFAULT_SNAPLEN 65535
+/* 1 GiB: at the smallest MTU (256) a message then needs at most 2^22 PSNs,
+ * well inside the 2^23 a requester may have outstanding. */
+#define CFG_MAX_MESSAGE (UINT64_C(1) << 30)
+#define CFG_MAX_NODES 1000000
+#define CFG_MAX_MESSAGES 20000000
+#define CFG_MAX_DATA_BYTES (UINT64_C(1) << 32)
+
+void sim__cfg_nic_defaults(struct cfg_nic *nic);
+
+/* ---- loading ---------------------------------------------------------------------- */
+/* What one item of a configuration costs in memory once it runs (bytes):
+ * the network layer knows (network/memory_costs.c), the loader multiplies
+ * by its counts to refuse what would not fit (config/memory.c). */
+struct sim_memory_costs {
+    uint64_t base;        /* the program, its libraries, pools */
+    uint64_t host, sw;    /* a host, a switch, with their node's share */
+    uint64_t link;        /* a link with its two ports */
+    uint64_t route_entry; /* per switch and destination host */
+    uint64_t conn;        /* a connection: a queue pair on each side */
+    uint64_t msg;         /* a message with its memory regions */
+    uint64_t pcie_host, pcie_node, pcie_msg; /* with PCIe modelled */
+};
+
+/* sim_config_load (sim.h) with the costs it checks memory against. */
+struct sim_config *sim__config_parse(const char *path, const char *const *sets, size_t nsets,
+                                     const struct sim_memory_costs *costs, char *err,
+                                     size_t errcap);
+void sim__config_free(struct sim_config *cfg);
+
+#endif

@@ -1,0 +1,101 @@
+/* cfg_fabric.h - the checked configuration of the lossless fabric: switch
+ * buffers, scheduling, PFC and ECN, the NIC's side of PFC and DCQCN, the
+ * fabric-wide priority map, link faults and what the monitor samples
+ * (docs/config.md, "The fabric").
+ *
+ * Every field holds a final value: defaults and "auto" settings that
+ * depend on a port's link (PFC headroom, ECN thresholds) are marked here
+ * and resolved when the network is built.
+ */
+#ifndef SIM_CFG_FABRIC_H
+#define SIM_CFG_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+#define SIM_PRIOS 8 /* 802.1Q priorities, one traffic class each */
+
+/* ECN marking (RED on the instantaneous queue of a class). A threshold of
+ * 0 means "scaled with the port's rate" (sim__ecn_resolve). */
+struct cfg_ecn {
+    uint64_t rate; /* in a per-rate entry: the port speed it applies to */
+    uint64_t kmin, kmax;
+    double pmax;
+};
+#define CFG_ECN_RATES 8
+
+struct cfg_switch {
+    uint64_t shared_buffer; /* bytes; 0: each port has `buffer` bytes of its own */
+    double alpha;           /* dynamic threshold: a queue may use alpha x free pool */
+    uint64_t reserved;      /* guaranteed bytes of each (port, priority) at ingress */
+    uint8_t strict;         /* bit c: class c is scheduled by strict priority */
+    uint8_t weights[SIM_PRIOS]; /* DWRR weights of the other classes */
+    /* PFC */
+    uint8_t lossless;  /* bit p: priority p is paused instead of dropped; 0: PFC off */
+    uint64_t xoff;     /* static XOFF threshold of a priority group's shared use; 0: dynamic */
+    uint64_t xon;      /* resume when the shared use is this far below XOFF; 0: one frame */
+    uint64_t headroom; /* per (port, lossless priority); 0: from the link */
+    uint16_t quanta;   /* pause time sent, in 512-bit-time quanta */
+    sim_time_t refresh;  /* XOFF sent again this often; 0: at half the pause time */
+    sim_time_t watchdog; /* a class paused this long with frames waiting drops them; 0: off */
+    /* ECN */
+    bool ecn;
+    struct cfg_ecn ecn_all;
+    struct cfg_ecn ecn_rates[CFG_ECN_RATES];
+    uint32_t necn_rates;
+};
+
+/* DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+ * Deployments", SIGCOMM 2015). */
+struct cfg_dcqcn {
+    bool enable;
+    double g;                 /* alpha gain */
+    sim_time_t cnp_interval;  /* notification point: one CNP per QP per interval */
+    sim_time_t timer;         /* reaction point: rate increase timer */
+    sim_time_t alpha_timer;   /* alpha decays when no CNP came for this long */
+    uint64_t byte_counter;    /* a rate increase every this many bytes sent */
+    uint32_t f;               /* fast recovery steps */
+    uint64_t rai, rhai;       /* additive and hyper increase, bits per second */
+    uint64_t min_rate;
+    uint8_t cnp_dscp;
+};
+
+struct cfg_nic_fabric {
+    bool vlan;          /* 802.1Q priority tag (VID 0) with the PCP of the frame's DSCP */
+    bool pfc;           /* honour PFC, and send it when the receive buffer fills */
+    uint64_t rx_rate;   /* bits/s the NIC takes frames in at; 0: as they arrive */
+    uint64_t rx_buffer; /* bytes */
+    struct cfg_dcqcn dcqcn;
+};
+
+struct cfg_fault {
+    uint32_t link;
+    sim_time_t down, up; /* up: SIM_TIME_NEVER if the link stays down */
+};
+
+struct cfg_fabric {
+    bool trust_pcp;           /* classify by the 802.1Q PCP instead of the DSCP */
+    uint8_t dscp_map[64];     /* DSCP -> priority */
+    sim_time_t sample;        /* qlen.csv and rates.csv interval; 0: off */
+    sim_time_t deadlock_check; /* 0: off */
+    /* switch parameter sets; cfg_node.swp indexes them, 0 is switch_defaults */
+    struct cfg_switch *sw;
+    size_t nsw, capsw;
+    struct cfg_fault *faults;
+    size_t nfaults, capfaults;
+};
+
+void sim__cfg_switch_defaults(struct cfg_switch *s);
+void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n);
+void sim__cfg_fabric_init(struct cfg_fabric *f);
+void sim__cfg_fabric_free(struct cfg_fabric *f);
+
+/* The priority of a DSCP under the fabric's map. */
+static inline unsigned sim__dscp_prio(const struct cfg_fabric *f, unsigned dscp)
+{
+    return f->dscp_map[dscp & 63];
+}
+
+#endif

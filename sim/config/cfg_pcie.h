@@ -1,0 +1,124 @@
+/* cfg_pcie.h - the checked PCIe configuration (docs/config.md, pcie): each
+ * host's tree of root complexes, switches, the NIC and GPUs with their
+ * links, and where messages' buffers live. pcie/pcie.h builds the run-time
+ * tree from it.
+ */
+#ifndef SIM_CFG_PCIE_H
+#define SIM_CFG_PCIE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/cfg.h"
+#include "engine/engine.h"
+
+/* ---- the configuration (docs/config.md, pcie) ------------------------------ */
+#define PCIE_MAX_SOCKETS 8
+#define PCIE_MAX_NODES 256
+
+enum pcie_node_kind { PCIE_ROOT, PCIE_SWITCH, PCIE_NIC, PCIE_GPU };
+
+/* The link from a node up to its parent. */
+struct cfg_pcie_link {
+    uint8_t gen;   /* 1..6 */
+    uint8_t width; /* lanes: 1, 2, 4, 8, 16, 32 */
+    uint16_t mps, mrrs, rcb;
+    bool rcb_completions; /* completions cut at RCB instead of MPS */
+    sim_time_t delay;     /* propagation and PHY latency of the link */
+};
+
+struct cfg_pcie_node {
+    char *name;
+    uint8_t kind;    /* enum pcie_node_kind */
+    uint32_t parent; /* roots: their own index */
+    uint32_t socket; /* the root complex above it */
+    struct cfg_pcie_link link;
+    sim_time_t latency;      /* switch: from a port to another */
+    sim_time_t read_latency; /* gpu: answering a peer read of its memory */
+    sim_time_t copy_latency; /* gpu: from asking for a copy to its DMA engine starting */
+    uint32_t read_credits;   /* nic, gpu: read requests outstanding at once */
+    uint64_t prefetch;       /* nic: payload read ahead of transmission per queue pair */
+    uint32_t wqe_prefetch;   /* nic: WQEs fetched ahead of the one being sent */
+    bool inline_wqe;         /* nic: the WQE comes with the doorbell, through the BAR */
+    bool msix;               /* nic: an MSI-X write follows each completion entry */
+};
+
+/* One host's tree. Nodes: the root complexes (socket0...), then switches,
+ * the NIC, and GPUs, each after its parent. */
+struct cfg_pcie {
+    uint32_t sockets;
+    uint64_t socket_rate;       /* inter-socket link, bits per second per direction */
+    sim_time_t socket_delay;
+    sim_time_t rc_latency;      /* a TLP crossing a root complex between two ports */
+    sim_time_t rc_read_latency; /* a memory read: request arrival to first completion */
+    double peer_read_factor;    /* share of the link rate peer reads get through a root complex */
+    bool cross_socket_p2p;      /* peer-to-peer across the inter-socket link allowed */
+    struct cfg_pcie_node *nodes;
+    uint32_t nnodes;
+    uint32_t nic;               /* index of the NIC */
+};
+
+/* A src_mem or dst_mem value as written, with the gpudirect of its message. */
+struct cfg_pcie_mem {
+    char *name;
+    bool gpudirect;
+    struct cfg_pos pos;
+    const char *key; /* "src_mem" or "dst_mem" */
+};
+
+struct sim_pcie_config {
+    bool present;              /* a pcie section exists */
+    bool model;                /* pcie: model: DMA as TLPs; false: DMA takes no time */
+    struct cfg_pcie *deflt;    /* the tree of hosts without their own */
+    struct cfg_pcie **host;    /* per node; NULL: deflt */
+    size_t nhost;
+    struct cfg_pcie_mem *mems; /* cfg_msg.mem[] - 1 indexes this */
+    size_t nmems, capmems;
+};
+
+/* Defaults, shared by the loader and docs/config.md. */
+#define PCIE_DEFAULT_GEN 3
+#define PCIE_DEFAULT_WIDTH 16
+#define PCIE_DEFAULT_MPS 256
+#define PCIE_DEFAULT_MRRS 512
+#define PCIE_DEFAULT_RCB 64
+#define PCIE_DEFAULT_RC_READ_LATENCY (550 * SIM_NS)
+#define PCIE_DEFAULT_RC_LATENCY (100 * SIM_NS)
+#define PCIE_DEFAULT_SWITCH_LATENCY (100 * SIM_NS)
+#define PCIE_DEFAULT_GPU_READ_LATENCY (500 * SIM_NS)
+#define PCIE_DEFAULT_COPY_LATENCY (5 * SIM_US)
+#define PCIE_DEFAULT_SOCKET_RATE UINT64_C(150000000000)
+#define PCIE_DEFAULT_SOCKET_DELAY (100 * SIM_NS)
+#define PCIE_DEFAULT_PEER_READ_FACTOR 0.25
+#define PCIE_DEFAULT_READ_CREDITS 256
+#define PCIE_DEFAULT_PREFETCH (32 * 1024)
+#define PCIE_DEFAULT_WQE_PREFETCH 64
+
+/* Where a memory region lives, resolved for one host's tree: a socket's
+ * memory (0..sockets-1), or a GPU's (PCIE_PLACE_GPU | node), reached
+ * directly or through a bounce buffer in the NIC's socket's memory. */
+#define PCIE_PLACE_GPU 0x4000
+#define PCIE_PLACE_BOUNCE 0x8000
+#define PCIE_PLACE_NODE 0x0fff
+
+/* The loader's side (load_pcie.c): the top-level pcie mapping, a host's
+ * own, a message's src_mem, dst_mem and gpudirect, and, once the workload
+ * is read, every placement. Each returns false after reporting an error. */
+struct loader;
+struct fy_node;
+bool sim__pcie_top(struct loader *L, struct fy_node *map);
+bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map);
+bool sim__pcie_mem(struct loader *L, struct fy_node *src, struct fy_node *dst,
+                   struct fy_node *gpudirect, uint16_t mem[2]);
+bool sim__pcie_check(struct loader *L);
+void sim__pcie_config_free(struct sim_pcie_config *pc);
+void sim__cfg_pcie_defaults(struct cfg_pcie *t);
+void sim__cfg_pcie_free(struct cfg_pcie *t);
+/* The tree a host runs with. */
+const struct cfg_pcie *sim__pcie_tree(const struct sim_config *cfg, uint32_t node);
+/* Resolve memory spec `mem` (cfg_msg.mem[], 0: host memory) on tree t: 0,
+ * or a static text saying what is wrong with it (the caller adds names). */
+const char *sim__pcie_place(const struct sim_config *cfg, const struct cfg_pcie *t, uint16_t mem,
+                            uint16_t *place);
+
+#endif

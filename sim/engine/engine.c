@@ -1,0 +1,343 @@
+/* engine.c - the event queue, ordered by (time, seq).
+ *
+ * seq comes from a per-simulation counter, so events scheduled for the same
+ * picosecond fire in the order they were scheduled (ns-3's EventKey, libuv's
+ * timer_less_than), and a run is a pure function of its inputs and seed.
+ *
+ * Nearly every event of a network lies less than a few microseconds ahead
+ * (a frame's serialization, a link's delay), so the queue has two parts: a
+ * timing wheel of WHEEL_SLOTS slots of 2^SLOT_SHIFT ps each, covering the
+ * window that starts at the current slot, where inserting and removing
+ * cost O(1), and a 4-ary heap for everything later (timeouts, posted
+ * work). Each slot is a list kept in (time, seq) order; a bitmap finds the
+ * next slot in use. The earliest event is the earlier of the wheel's first
+ * and the heap's top.
+ *
+ *   now
+ *    |  slot = time >> SLOT_SHIFT                       later: heap
+ *   [s][s+1][s+2] ... [s+WHEEL_SLOTS-1]  |  (t, seq) (t, seq) ...
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/util.h"
+
+#define WHEEL_SLOTS 4096
+#define SLOT_SHIFT 9 /* 512 ps: a window of 2.1 us */
+#define NIL UINT32_MAX
+
+struct wnode {
+    struct sim_event ev;
+    uint32_t next;
+};
+
+struct sim {
+    uint64_t seed;
+    sim_time_t now;
+    uint64_t seq;
+    /* the wheel */
+    struct wnode *nodes;
+    size_t capnodes;
+    uint32_t free_node;
+    uint64_t nwheel;
+    uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
+    uint64_t used[WHEEL_SLOTS / 64];
+    /* the heap */
+    struct sim_event *heap;
+    size_t nheap, capheap;
+    struct sim_component **comps;
+    size_t ncomps, capcomps;
+    uint64_t processed;
+    bool started;
+    bool stopped;
+    sim_progress_fn progress;
+    void *progress_arg;
+    uint64_t progress_every, next_progress;
+};
+
+const char *sim_event_name(const struct sim_event *ev)
+{
+    const struct sim_component_ops *ops = ev->target->ops;
+    unsigned kind = sim_event_kind(ev);
+    return kind < ops->nevents && ops->event_names ? ops->event_names[kind] : "?";
+}
+
+struct sim *sim_create(uint64_t seed)
+{
+    struct sim *sim = sim__xcalloc(1, sizeof *sim);
+    sim->seed = seed;
+    sim->free_node = NIL;
+    memset(sim->head, 0xff, sizeof sim->head);
+    memset(sim->tail, 0xff, sizeof sim->tail);
+    return sim;
+}
+
+void sim_destroy(struct sim *sim)
+{
+    if (!sim)
+        return;
+    for (size_t i = sim->ncomps; i-- > 0;) {
+        struct sim_component *c = sim->comps[i];
+        if (c->ops->fini)
+            c->ops->fini(c);
+    }
+    free(sim->comps);
+    free(sim->nodes);
+    free(sim->heap);
+    free(sim);
+}
+
+uint64_t sim_seed(const struct sim *sim) { return sim->seed; }
+sim_time_t sim_now(const struct sim *sim) { return sim->now; }
+uint64_t sim_events_pending(const struct sim *sim) { return sim->nwheel + sim->nheap; }
+uint64_t sim_events_processed(const struct sim *sim) { return sim->processed; }
+void sim_stop(struct sim *sim) { sim->stopped = true; }
+
+void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t every)
+{
+    sim->progress = fn;
+    sim->progress_arg = arg;
+    sim->progress_every = every ? every : 1;
+    sim->next_progress = sim->processed + sim->progress_every;
+}
+
+void sim_component_add(struct sim *sim, struct sim_component *c,
+                       const struct sim_component_ops *ops, const char *name)
+{
+    c->ops = ops;
+    c->sim = sim;
+    c->name = name;
+    c->id = (uint32_t)sim->ncomps;
+    sim_rng_seed(&c->rng, sim->seed, name);
+    SIM_GROW(sim->comps, sim->capcomps, sim->ncomps);
+    sim->comps[sim->ncomps++] = c;
+}
+
+static inline bool before(const struct sim_event *a, const struct sim_event *b)
+{
+    return a->time < b->time || (a->time == b->time && a->key < b->key);
+}
+
+/* ---- the wheel ---------------------------------------------------------- */
+static uint32_t node_alloc(struct sim *sim)
+{
+    if (sim->free_node != NIL) {
+        uint32_t n = sim->free_node;
+        sim->free_node = sim->nodes[n].next;
+        return n;
+    }
+    size_t old = sim->capnodes;
+    SIM_GROW(sim->nodes, sim->capnodes, old);
+    for (size_t i = sim->capnodes; i-- > old + 1;) {
+        sim->nodes[i].next = sim->free_node;
+        sim->free_node = (uint32_t)i;
+    }
+    return (uint32_t)old;
+}
+
+static void wheel_insert(struct sim *sim, const struct sim_event *ev)
+{
+    uint32_t s = (uint32_t)(ev->time >> SLOT_SHIFT) & (WHEEL_SLOTS - 1);
+    uint32_t n = node_alloc(sim);
+    struct wnode *nodes = sim->nodes;
+    nodes[n].ev = *ev;
+    sim->nwheel++;
+    if (sim->head[s] == NIL) {
+        nodes[n].next = NIL;
+        sim->head[s] = sim->tail[s] = n;
+        sim->used[s / 64] |= UINT64_C(1) << (s % 64);
+        return;
+    }
+    /* new events usually go last: seq grows, and times mostly do */
+    if (!before(ev, &nodes[sim->tail[s]].ev)) {
+        nodes[n].next = NIL;
+        nodes[sim->tail[s]].next = n;
+        sim->tail[s] = n;
+        return;
+    }
+    uint32_t *link = &sim->head[s];
+    while (!before(ev, &nodes[*link].ev))
+        link = &nodes[*link].next;
+    nodes[n].next = *link;
+    *link = n;
+}
+
+/* The first slot in use at or after slot s (there is one). */
+static uint32_t wheel_first(const struct sim *sim, uint32_t s)
+{
+    uint32_t w = s / 64;
+    uint64_t bits = sim->used[w] & (~UINT64_C(0) << (s % 64));
+    for (uint32_t i = 0; !bits; i++) {
+        w = (w + 1) % (WHEEL_SLOTS / 64);
+        bits = sim->used[w];
+        assert(i <= WHEEL_SLOTS / 64);
+    }
+    return w * 64 + (uint32_t)__builtin_ctzll(bits);
+}
+
+static void wheel_remove_first(struct sim *sim, uint32_t s)
+{
+    uint32_t n = sim->head[s];
+    sim->head[s] = sim->nodes[n].next;
+    if (sim->head[s] == NIL) {
+        sim->tail[s] = NIL;
+        sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
+    }
+    sim->nodes[n].next = sim->free_node;
+    sim->free_node = n;
+    sim->nwheel--;
+}
+
+/* ---- the heap ------------------------------------------------------------ */
+static void heap_push(struct sim *sim, const struct sim_event *ev)
+{
+    SIM_GROW(sim->heap, sim->capheap, sim->nheap);
+    size_t i = sim->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 4;
+        if (!before(ev, &sim->heap[parent]))
+            break;
+        sim->heap[i] = sim->heap[parent];
+        i = parent;
+    }
+    sim->heap[i] = *ev;
+}
+
+/* Remove the root and sift the last element down from it. */
+static void heap_pop(struct sim *sim)
+{
+    struct sim_event last = sim->heap[--sim->nheap];
+    struct sim_event *h = sim->heap;
+    size_t n = sim->nheap, i = 0;
+    for (;;) {
+        size_t first = 4 * i + 1;
+        if (first >= n)
+            break;
+        size_t best = first, end = first + 4 < n ? first + 4 : n;
+        for (size_t c = first + 1; c < end; c++)
+            if (before(&h[c], &h[best]))
+                best = c;
+        if (!before(&h[best], &last))
+            break;
+        h[i] = h[best];
+        i = best;
+    }
+    if (n)
+        h[i] = last;
+}
+
+void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, unsigned kind,
+                  void *ptr)
+{
+    assert(at >= sim->now && kind < 256);
+    struct sim_event ev = {.time = at, .key = sim->seq++ << 8 | kind, .target = target, .ptr = ptr};
+    if ((at >> SLOT_SHIFT) - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
+        wheel_insert(sim, &ev);
+    else
+        heap_push(sim, &ev);
+}
+
+/* Take the earliest event into *ev unless it lies after `until`. */
+static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
+{
+    uint32_t s = 0;
+    const struct sim_event *w = NULL;
+    if (sim->nwheel) {
+        s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
+        w = &sim->nodes[sim->head[s]].ev;
+    }
+    if (sim->nheap && (!w || before(&sim->heap[0], w))) {
+        if (sim->heap[0].time > until)
+            return false;
+        *ev = sim->heap[0];
+        heap_pop(sim);
+        return true;
+    }
+    if (!w || w->time > until)
+        return false;
+    *ev = *w;
+    wheel_remove_first(sim, s);
+    /* the wheel's next event is likely the next to fire, and its component
+     * and frame cold: start fetching them while this one is handled */
+    if (sim->nwheel) {
+        const struct sim_event *next = &sim->nodes[sim->head[wheel_first(sim, s)]].ev;
+        __builtin_prefetch(next->target);
+        __builtin_prefetch(next->ptr);
+    }
+    return true;
+}
+
+uint64_t sim_run(struct sim *sim, sim_time_t until)
+{
+    if (!sim->started) {
+        sim->started = true;
+        for (size_t i = 0; i < sim->ncomps; i++) {
+            struct sim_component *c = sim->comps[i];
+            if (c->ops->init)
+                c->ops->init(c);
+        }
+    }
+    sim->stopped = false;
+    uint64_t fired = 0;
+    struct sim_event ev;
+    while (!sim->stopped && take(sim, until, &ev)) {
+        sim->now = ev.time;
+        ev.target->ops->handle(ev.target, &ev);
+        fired++;
+        sim->processed++;
+        if (sim->progress && sim->processed >= sim->next_progress) {
+            sim->next_progress = sim->processed + sim->progress_every;
+            sim->progress(sim->progress_arg, sim);
+        }
+    }
+    return fired;
+}
+
+/* ---- random streams ------------------------------------------------------ */
+static uint64_t splitmix64(uint64_t *x)
+{
+    *x += UINT64_C(0x9e3779b97f4a7c15);
+    return sim__mix64(*x);
+}
+
+void sim_rng_seed(struct sim_rng *rng, uint64_t seed, const char *name)
+{
+    uint64_t x = seed ^ sim__hash_str(name ? name : "");
+    for (int i = 0; i < 4; i++)
+        rng->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t sim_rng_next(struct sim_rng *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double sim_rng_unit(struct sim_rng *rng) { return (double)(sim_rng_next(rng) >> 11) * 0x1.0p-53; }
+
+/* Lemire's nearly divisionless method: unbiased without a modulo per draw. */
+uint64_t sim_rng_below(struct sim_rng *rng, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)sim_rng_next(rng) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t threshold = -n % n;
+        while (low < threshold) {
+            m = (unsigned __int128)sim_rng_next(rng) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}

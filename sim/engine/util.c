@@ -1,0 +1,93 @@
+/* util.c - allocation that cannot fail quietly. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/util.h"
+
+static void *check(void *p, size_t n)
+{
+    if (!p && n) {
+        fprintf(stderr, "rdmasim: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+void *sim__xmalloc(size_t n) { return check(malloc(n ? n : 1), n); }
+
+void *sim__xaligned(size_t align, size_t n)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align, n ? n : 1))
+        p = NULL;
+    return check(p, n);
+}
+
+void *sim__xmap_aligned(size_t align, size_t n)
+{
+    size_t len = n + align;
+    if (len < n)
+        return check(NULL, SIZE_MAX);
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return check(NULL, n);
+    /* keep the aligned n bytes, give back what lies before and after */
+    size_t head = (align - (uintptr_t)p % align) % align, tail = len - head - n;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap(p + head + n, tail);
+    return p + head;
+}
+
+void sim__unmap(void *p, size_t n)
+{
+    if (p)
+        munmap(p, n);
+}
+
+void *sim__xcalloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return check(NULL, SIZE_MAX);
+    return check(calloc(n ? n : 1, size ? size : 1), n * size);
+}
+
+void *sim__xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1), n); }
+
+char *sim__xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(sim__xmalloc(n), s, n);
+}
+
+char *sim__xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = sim__xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void sim__grow(void *arrp, size_t *cap, size_t n, size_t size)
+{
+    void **arr = arrp;
+    if (n < *cap)
+        return;
+    size_t c = *cap ? *cap : 8;
+    while (c <= n)
+        c *= 2;
+    if (c > SIZE_MAX / size)
+        check(NULL, SIZE_MAX);
+    *arr = sim__xrealloc(*arr, c * size);
+    memset((char *)*arr + *cap * size, 0, (c - *cap) * size);
+    *cap = c;
+}

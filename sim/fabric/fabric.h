@@ -1,0 +1,111 @@
+/* fabric.h - the switch with its eight classes per port and its shared
+ * buffer (switch.c, buffer.c), and ECN marking (ecn.c). PFC frames are the
+ * link layer's (net/pfc.c); the switch decides when to send them.
+ *
+ *   ingress port --classify--> priority p --admit (buffer.c)--> egress queue (port, p)
+ *        ^  PFC XOFF/XON when the (ingress port, p) group                |  ECN RED at enqueue
+ *        |  crosses its threshold (net/pfc.c)                                v
+ *   upstream                                  strict priority, then DWRR, skipping paused classes
+ */
+#ifndef SIM_FABRIC_H
+#define SIM_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/net.h"
+#include "net/pfc.h"
+#include "rdma_codec.h"
+
+/* ---- ECN (ecn.c) -------------------------------------------------------------- */
+struct sim_red {
+    uint64_t kmin, kmax;
+    double pmax;
+};
+/* The thresholds for a port of this rate under a switch's parameters. */
+void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, struct sim_red *red);
+/* RED: whether a packet finding `qbytes` in its queue is marked. */
+bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng *rng);
+/* Set CE in an ECN-capable frame whose IP header starts at l3; false if it
+ * is not ECN-capable (or already CE). */
+bool sim__ecn_mark(uint8_t *l3, bool ipv6);
+
+/* ---- the shared buffer (buffer.c) ---------------------------------------------
+ * Ingress accounting per (port, priority) group, as Broadcom-style MMUs and
+ * HPCC's ns-3 switch do: a group's bytes first fill its reserved space,
+ * then the shared pool up to the XOFF threshold, then (lossless priorities
+ * only) its PFC headroom. */
+struct sim_pg {
+    uint64_t bytes; /* in the buffer, from this port with this priority */
+    uint64_t hdrm;  /* of which in headroom */
+};
+
+struct sim_mmu {
+    bool shared;     /* false: each port has a fixed buffer of its own */
+    uint64_t port_cap; /* without a shared buffer: bytes queued per port */
+    uint64_t pool;   /* shared bytes: buffer - reserved - headroom */
+    uint64_t used;   /* shared bytes in use */
+    double alpha;
+    uint64_t reserved, xoff, xon;
+};
+
+enum sim_admit {
+    SIM_ADMIT_OK,
+    SIM_ADMIT_HEADROOM,      /* admitted into the group's headroom */
+    SIM_ADMIT_DROP,
+    SIM_ADMIT_HEADROOM_FULL, /* dropped: the headroom is full */
+};
+
+static inline uint64_t sim__pg_shared(const struct sim_mmu *m, const struct sim_pg *g)
+{
+    uint64_t b = g->bytes - g->hdrm;
+    return b > m->reserved ? b - m->reserved : 0;
+}
+enum sim_admit sim__mmu_admit(struct sim_mmu *m, struct sim_pg *g, uint64_t len, bool lossless,
+                              uint64_t headroom, uint64_t egress_bytes, uint64_t port_bytes);
+void sim__mmu_release(struct sim_mmu *m, struct sim_pg *g, uint64_t len);
+bool sim__mmu_should_pause(const struct sim_mmu *m, const struct sim_pg *g);
+bool sim__mmu_may_resume(const struct sim_mmu *m, const struct sim_pg *g);
+
+/* ---- the switch (switch.c) --------------------------------------------------------- */
+struct sw_item {
+    struct sim_frame *f;
+    uint32_t len;
+    uint16_t in; /* ingress port index */
+    uint8_t prio;
+};
+
+struct sw_queue {
+    struct sw_item *ring;
+    uint32_t cap, head, tail; /* free-running; index & (cap - 1) */
+    uint64_t bytes;
+    uint64_t sent;   /* frames dequeued, for deadlock detection */
+    int64_t deficit; /* DWRR */
+};
+
+struct sw_port {
+    struct sw_queue q[SIM_PRIOS];
+    uint8_t busy;   /* classes with frames queued */
+    uint8_t rr;     /* DWRR: the class whose turn it is */
+    uint8_t storm;  /* classes the watchdog is dropping */
+    uint64_t bytes; /* queued, all classes */
+    struct sim_pg pg[SIM_PRIOS]; /* this port as ingress */
+    uint64_t headroom;
+    uint64_t quantum[SIM_PRIOS];
+    struct sim_red red;
+    sim_time_t storm_since[SIM_PRIOS];
+    sim_time_t watchdog_at; /* pending PFC_WATCHDOG event */
+};
+
+struct sim_switch {
+    struct sim_node node;
+    struct rdma_decode_config dcfg;
+    const struct cfg_switch *p;
+    struct sim_mmu mmu;
+    struct sw_port *sp; /* per port */
+};
+
+static inline struct sim_switch *sim__switch_of(struct sim_node *n) { return (struct sim_switch *)n; }
+
+#endif

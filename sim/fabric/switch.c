@@ -1,0 +1,383 @@
+/* switch.c - an output-queued switch with eight traffic classes per port,
+ * a shared buffer (buffer.c), PFC (pfc.c, IEEE 802.1Qbb), ECN marking
+ * (ecn.c) and ECMP.
+ *
+ * A frame is forwarded once it has fully arrived (store and forward): the
+ * switch reads the Ethernet, IP and UDP headers with the codec, looks the
+ * destination host up in its routes, picks among equal-cost ports with a
+ * hash of the addresses and the UDP source port (RoCEv2 puts a hash of
+ * the queue pair there: the per-QP entropy), and classifies the frame by
+ * its DSCP or 802.1Q PCP into one of eight priorities. The buffer admits
+ * it against its ingress group (port, priority), RED may mark it, and it
+ * waits in the egress queue of its class. Like a real switch it does not
+ * check the ICRC, so a frame with a bit error travels on to the host,
+ * which drops it.
+ *
+ * Each port pulls its next frame when it is free: strict-priority classes
+ * first (highest first), then the others by deficit weighted round robin
+ * (Shreedhar and Varghese, SIGCOMM 1995), skipping classes the peer has
+ * paused. A frame leaving frees its bytes in its ingress group, which may
+ * end a pause there (XON).
+ *
+ * The PFC watchdog: a class whose peer keeps it paused longer than the
+ * limit while frames wait is "stormed": its queue is dropped, and frames
+ * for it are dropped on arrival, until that pause ends.
+ */
+#include <stdlib.h>
+
+#include "bytes.h"
+#include "engine/util.h"
+#include "fabric/fabric.h"
+#include "rdma_codec.h"
+
+enum { SW_EV_PFC_WATCHDOG, SW_EV_COUNT };
+static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog"};
+
+static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt, uint32_t *src,
+                      uint32_t *dst)
+{
+    uint32_t s, d;
+    if (pkt->present & RDMA_HDR_IP) {
+        s = get_be32(pkt->ip.src) - sim__host_ip4(0);
+        d = get_be32(pkt->ip.dst) - sim__host_ip4(0);
+    } else if (pkt->present & RDMA_HDR_IPV6) {
+        s = get_be32(pkt->ipv6.src + 12) - 1;
+        d = get_be32(pkt->ipv6.dst + 12) - 1;
+    } else {
+        return false;
+    }
+    if (d >= net->nhosts)
+        return false;
+    *src = s;
+    *dst = d;
+    return true;
+}
+
+static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pkt)
+{
+    if (fab->trust_pcp)
+        return pkt->nvlan ? pkt->vlan[0].priority : 0;
+    unsigned dscp = pkt->present & RDMA_HDR_IP ? pkt->ip.dsfield_dscp : pkt->ipv6.tclass >> 2u;
+    return sim__dscp_prio(fab, dscp);
+}
+
+/* ---- queues ---------------------------------------------------------------------- */
+static void q_push(struct sw_queue *q, struct sw_item it)
+{
+    if (q->tail - q->head == q->cap) {
+        uint32_t cap = q->cap ? 2 * q->cap : 64;
+        struct sw_item *ring = sim__xmalloc(cap * sizeof *ring);
+        for (uint32_t i = q->head; i != q->tail; i++)
+            ring[i & (cap - 1)] = q->ring[i & (q->cap - 1)];
+        free(q->ring);
+        q->ring = ring;
+        q->cap = cap;
+    }
+    q->ring[q->tail++ & (q->cap - 1)] = it;
+    q->bytes += it.len;
+}
+
+/* Take the head of class c of port p and free its buffer. */
+static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
+{
+    struct sw_queue *q = &sp->q[c];
+    struct sw_item it = q->ring[q->head++ & (q->cap - 1)];
+    /* the next turn of this queue comes a frame time later: have its slot
+     * in cache by then */
+    __builtin_prefetch(&q->ring[q->head & (q->cap - 1)]);
+    q->bytes -= it.len;
+    sp->bytes -= it.len;
+    if (q->head == q->tail) {
+        sp->busy &= (uint8_t)~(1u << c);
+        q->deficit = 0;
+    }
+    struct sim_pg *g = &sw->sp[it.in].pg[it.prio];
+    sim__mmu_release(&sw->mmu, g, it.len);
+    struct sim_port *in = sw->node.ports[it.in];
+    if ((in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, g))
+        sim__pfc_xon(in, it.prio);
+    return it;
+}
+
+static unsigned dwrr(struct sw_port *sp, uint8_t ready)
+{
+    for (;;) {
+        unsigned c = sp->rr;
+        if (ready & (1u << c)) {
+            struct sw_queue *q = &sp->q[c];
+            uint32_t len = q->ring[q->head & (q->cap - 1)].len;
+            if (q->deficit >= len) {
+                q->deficit -= len;
+                return c;
+            }
+        }
+        /* the next ready class's turn (classes with nothing ready pass
+         * without a change): it may send a quantum's worth, at least one
+         * frame since quanta are whole largest frames */
+        unsigned later = ready & ~((2u << c) - 1);
+        unsigned next = (unsigned)__builtin_ctz(later ? later : ready);
+        sp->rr = (uint8_t)next;
+        sp->q[next].deficit += (int64_t)sp->quantum[next];
+    }
+}
+
+static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
+{
+    struct sim_switch *sw = sim__switch_of(n);
+    struct sw_port *sp = &sw->sp[port->index];
+    uint8_t ready = sp->busy & (uint8_t)~port->pfc.paused;
+    if (!ready)
+        return;
+    uint8_t strict = ready & sw->p->strict;
+    unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
+    sp->q[c].sent++;
+    struct sw_item it = take(sw, sp, c);
+    sim__port_send(port, it.f, it.len);
+}
+
+/* Drop everything queued in class c of a port. */
+static void flush(struct sim_switch *sw, struct sim_port *port, unsigned c, uint64_t *count)
+{
+    struct sw_port *sp = &sw->sp[port->index];
+    while (sp->busy & (1u << c)) {
+        struct sw_item it = take(sw, sp, c);
+        sim__frame_free(&sw->node.net->pool, it.f);
+        (*count)++;
+    }
+}
+
+static void drop(struct sim_switch *sw, struct sim_frame *f, uint64_t *count)
+{
+    (*count)++;
+    sim__frame_free(&sw->node.net->pool, f);
+}
+
+static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
+{
+    struct sim_switch *sw = sim__switch_of(n);
+    struct sim_network *net = n->net;
+    struct rdma_pkt pkt;
+    uint32_t src, dst, out;
+    enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
+    if (st != RDMA_OK || !(pkt.present & RDMA_HDR_UDP) || !dest_host(net, &pkt, &src, &dst) ||
+        (out = sim__route(net, n, dst, sim__flow_hash(src, dst, pkt.udp.srcport, n->index))) ==
+            UINT32_MAX) {
+        n->bad_frames++;
+        sim__frame_free(&net->pool, f);
+        return;
+    }
+    struct sim_port *op = n->ports[out];
+    struct sw_port *sp = &sw->sp[out];
+    unsigned prio = classify(&net->cfg->fabric, &pkt);
+    uint8_t bit = (uint8_t)(1u << prio);
+    if (sp->storm & bit) {
+        if ((op->pfc.paused & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
+            drop(sw, f, &op->st.watchdog_drops);
+            return;
+        }
+        sp->storm &= (uint8_t)~bit;
+        sim__pfc_log_watchdog(op, prio, false);
+    }
+    struct sw_queue *q = &sp->q[prio];
+    struct sw_port *ip = &sw->sp[in->index];
+    bool lossless = sw->p->lossless & bit;
+    uint32_t len = f->len;
+    /* without a shared buffer, a frame that finds its port idle goes
+     * straight out, as the simple switch's did */
+    if (sw->mmu.shared || !sim__port_idle(op) || sp->busy) {
+        enum sim_admit a = sim__mmu_admit(&sw->mmu, &ip->pg[prio], len, lossless, ip->headroom,
+                                          q->bytes, sp->bytes);
+        if (a == SIM_ADMIT_HEADROOM) {
+            if (ip->pg[prio].hdrm > in->st.max_headroom)
+                in->st.max_headroom = ip->pg[prio].hdrm;
+        } else if (a != SIM_ADMIT_OK) {
+            /* drops count at the port the frame was headed for; those that
+             * overflowed a PFC headroom also at the port they came in on */
+            if (a == SIM_ADMIT_HEADROOM_FULL)
+                in->st.headroom_drops++;
+            drop(sw, f, &op->st.drops);
+            return;
+        }
+    }
+    if (sw->p->ecn) {
+        bool v6 = !(pkt.present & RDMA_HDR_IP);
+        unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
+        if ((ecn == 1 || ecn == 2) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
+            sim__ecn_mark(f->data + 14 + 4 * pkt.nvlan, v6))
+            op->st.ecn_marked++;
+    }
+    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio});
+    sp->busy |= bit;
+    sp->bytes += len;
+    if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))
+        sim__pfc_xoff(in, prio);
+    if (sim__port_idle(op))
+        sw_tx_ready(n, op);
+    /* the largest queue: bytes waiting, not the frame going out */
+    if (sp->bytes > op->st.max_queue)
+        op->st.max_queue = sp->bytes;
+}
+
+/* ---- the PFC watchdog ----------------------------------------------------------- */
+static void arm_watchdog(struct sim_switch *sw, struct sim_port *port, sim_time_t at)
+{
+    struct sw_port *sp = &sw->sp[port->index];
+    if (at >= sp->watchdog_at)
+        return;
+    sp->watchdog_at = at;
+    sim_schedule(sw->node.comp.sim, at, &sw->node.comp, SW_EV_PFC_WATCHDOG, port);
+}
+
+static void sw_paused(struct sim_node *n, struct sim_port *port, unsigned prio)
+{
+    struct sim_switch *sw = sim__switch_of(n);
+    struct sw_port *sp = &sw->sp[port->index];
+    if (sp->storm & (1u << prio)) {
+        /* a new pause: the storm the watchdog saw is over */
+        sp->storm &= (uint8_t)~(1u << prio);
+        sim__pfc_log_watchdog(port, prio, false);
+    }
+    if (sw->p->watchdog)
+        arm_watchdog(sw, port, sim_now(n->comp.sim) + sw->p->watchdog);
+}
+
+static void watchdog(struct sim_switch *sw, struct sim_port *port)
+{
+    struct sw_port *sp = &sw->sp[port->index];
+    sim_time_t now = sim_now(sw->node.comp.sim), limit = sw->p->watchdog, next = SIM_TIME_NEVER;
+    if (now != sp->watchdog_at)
+        return; /* superseded by an earlier one */
+    sp->watchdog_at = SIM_TIME_NEVER;
+    for (unsigned c = 0; c < SIM_PRIOS; c++) {
+        uint8_t bit = (uint8_t)(1u << c);
+        if (!(port->pfc.paused & bit) || (sp->storm & bit))
+            continue;
+        sim_time_t due = port->pfc.since[c] + limit;
+        if (due <= now) {
+            if (sp->busy & bit) {
+                sp->storm |= bit;
+                sp->storm_since[c] = port->pfc.since[c];
+                sim__pfc_log_watchdog(port, c, true);
+                flush(sw, port, c, &port->st.watchdog_drops);
+                continue;
+            }
+            /* nothing waits yet: look again */
+            due = now + (limit + 1) / 2;
+        }
+        if (due < next)
+            next = due;
+    }
+    if (next != SIM_TIME_NEVER)
+        arm_watchdog(sw, port, next);
+}
+
+/* ---- the rest of the node --------------------------------------------------------- */
+static void sw_link_down(struct sim_node *n, struct sim_port *port)
+{
+    struct sim_switch *sw = sim__switch_of(n);
+    for (unsigned c = 0; c < SIM_PRIOS; c++)
+        flush(sw, port, c, &port->st.lost);
+}
+
+/* Before a port sends XOFF again, resume the groups that may (a
+ * dynamic threshold rises when other groups drain). */
+static void pfc_refresh(struct sim_node *n, struct sim_port *port)
+{
+    struct sim_switch *sw = sim__switch_of(n);
+    struct sw_port *sp = &sw->sp[port->index];
+    for (unsigned c = 0; c < SIM_PRIOS; c++)
+        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->pg[c]))
+            sim__pfc_xon(port, c);
+}
+
+static void sw_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct sim_switch *sw = (struct sim_switch *)c;
+    if (sim_event_kind(ev) == SW_EV_PFC_WATCHDOG)
+        watchdog(sw, ev->ptr);
+}
+
+static const struct sim_node_ops switch_node_ops = {
+    .receive = sw_receive,
+    .tx_ready = sw_tx_ready,
+    .paused = sw_paused,
+    .link_down = sw_link_down,
+    .pfc_refresh = pfc_refresh,
+};
+
+static void sw_init(struct sim_component *c)
+{
+    struct sim_switch *sw = (struct sim_switch *)c;
+    struct sim_node *n = &sw->node;
+    const struct sim_config *cfg = n->net->cfg;
+    const struct cfg_switch *p = sw->p;
+    unsigned nlossless = (unsigned)__builtin_popcount(p->lossless);
+    uint64_t headroom = 0, largest = 0;
+    sw->sp = sim__xcalloc(n->nports ? n->nports : 1, sizeof *sw->sp);
+    for (uint32_t i = 0; i < n->nports; i++) {
+        struct sim_port *port = n->ports[i];
+        struct sw_port *sp = &sw->sp[i];
+        sim__pfc_port_init(port, true, p->quanta, p->refresh);
+        sp->headroom = p->headroom ? p->headroom : sim__pfc_headroom(&port->p);
+        headroom += sp->headroom * nlossless;
+        if (nlossless)
+            port->st.headroom = sp->headroom;
+        uint64_t frame = sim__max_frame(&port->p);
+        if (frame > largest)
+            largest = frame;
+        for (unsigned k = 0; k < SIM_PRIOS; k++)
+            sp->quantum[k] = p->weights[k] * frame;
+        sim__ecn_resolve(p, port->p.rate, &sp->red);
+        sp->watchdog_at = SIM_TIME_NEVER;
+    }
+    uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
+    sw->mmu = (struct sim_mmu){
+        .shared = p->shared_buffer > 0,
+        .port_cap = cfg->nodes[n->index].buffer,
+        /* the configuration check keeps this positive */
+        .pool = p->shared_buffer > reserved + headroom ? p->shared_buffer - reserved - headroom : 0,
+        .alpha = p->alpha,
+        .reserved = p->reserved,
+        .xoff = p->xoff,
+        .xon = p->xon ? p->xon : largest,
+    };
+}
+
+static void sw_fini(struct sim_component *c)
+{
+    struct sim_switch *sw = (struct sim_switch *)c;
+    if (sw->sp)
+        for (uint32_t i = 0; i < sw->node.nports; i++)
+            for (unsigned k = 0; k < SIM_PRIOS; k++)
+                free(sw->sp[i].q[k].ring);
+    free(sw->sp);
+    free(sw->node.ports);
+    free(sw);
+}
+
+static const struct sim_component_ops switch_ops = {
+    .type = "switch",
+    .event_names = switch_event_names,
+    .nevents = SW_EV_COUNT,
+    .init = sw_init,
+    .handle = sw_handle,
+    .fini = sw_fini,
+};
+
+struct sim_node *sim__switch_create(struct sim_network *net, uint32_t index)
+{
+    struct sim_switch *sw = sim__xcalloc(1, sizeof *sw);
+    const struct sim_config *cfg = net->cfg;
+    rdma_decode_config_init(&sw->dcfg);
+    /* a switch reads up to the UDP header: no RoCE port, no transport
+     * headers, no ICRC */
+    sw->dcfg.rocev2_port = 0;
+    sw->dcfg.verify_crc = false;
+    sw->p = &cfg->fabric.sw[cfg->nodes[index].swp];
+    sw->node.nops = &switch_node_ops;
+    sw->node.net = net;
+    sw->node.index = index;
+    sw->node.kind = CFG_SWITCH;
+    sim_component_add(net->sim, &sw->node.comp, &switch_ops, net->cfg->nodes[index].name);
+    return &sw->node;
+}

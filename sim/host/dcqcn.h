@@ -1,0 +1,35 @@
+/* dcqcn.h - DCQCN congestion control of a queue pair (Zhu et al., SIGCOMM
+ * 2015): the notification point that turns CE marks into CNPs, and the
+ * reaction point that cuts and recovers the sending rate.
+ */
+#ifndef SIM_HOST_DCQCN_H
+#define SIM_HOST_DCQCN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* ---- DCQCN (dcqcn.c) ------------------------------------------------------------------ */
+struct sim_qp;
+struct sim_dcqcn {
+    double rc, rt, alpha; /* current and target rate (bits/s), alpha */
+    uint64_t bytes;       /* sent since the last byte-counter step */
+    uint32_t t, bc;       /* timer and byte-counter steps since the last cut */
+    bool limited;         /* below line rate: timers run */
+    sim_time_t rate_at, alpha_at, timer_at; /* deadlines, and the pending event */
+    sim_time_t last_cnp;  /* notification point: last CNP sent, SIM_TIME_NEVER if none */
+    uint64_t cuts;
+};
+void sim__dcqcn_init(struct sim_qp *qp);
+/* Notification point: a CE-marked packet arrived for qp. */
+void sim__dcqcn_ce(struct sim_qp *qp);
+/* Reaction point: a CNP arrived for qp. */
+void sim__dcqcn_cnp(struct sim_qp *qp);
+/* qp put a rate-limited frame of `wire` bytes on the wire: pacing and the
+ * byte counter. */
+void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire);
+void sim__dcqcn_timer(struct sim_qp *qp, sim_time_t at);
+double sim__dcqcn_rate(const struct sim_qp *qp);
+
+#endif

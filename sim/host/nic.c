@@ -1,0 +1,291 @@
+/* nic.c - the NIC between a host's queue pairs and its port.
+ *
+ * Transmission is pulled, not pushed: whenever the port has finished a
+ * frame, the NIC asks the queue pairs in its ring, round robin, for one
+ * packet (responses before requests within a queue pair) and builds the
+ * frame just in time. Nothing queues inside the NIC, so PSNs and
+ * timestamps are those of the moment a frame goes on the wire.
+ *
+ * The fabric adds three rules to the pull. CNPs go first. Nothing of a
+ * priority the switch has paused (PFC) starts. A queue pair DCQCN limits
+ * waits in a heap until its pacing time (dcqcn.c); meanwhile it may still
+ * send acknowledgements, which are not rate limited.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/nic.h"
+#include "engine/util.h"
+
+static int find_opcode(uint32_t want, const char *op)
+{
+    const uint32_t mask = RDMA_OPF_REQUEST | RDMA_OPF_RESPONSE | RDMA_OPF_SEND | RDMA_OPF_WRITE |
+                          RDMA_OPF_READ | RDMA_OPF_ATOMIC | RDMA_OPF_ACK | RDMA_OPF_FIRST |
+                          RDMA_OPF_MIDDLE | RDMA_OPF_LAST | RDMA_OPF_IMM | RDMA_OPF_INV;
+    for (unsigned c = 0; c < 0x20; c++) {
+        const struct rdma_opcode_info *info = &rdma_opcodes[c];
+        if (info->name && info->transport == RDMA_TRANSPORT_RC && (info->flags & mask) == want &&
+            (!op || !strcmp(info->op, op)))
+            return (int)c;
+    }
+    return -1;
+}
+
+void sim__opcodes_init(struct sim_opcodes *o)
+{
+    static const uint32_t pos[4] = {RDMA_OPF_ONLY, RDMA_OPF_FIRST, RDMA_OPF_MIDDLE, RDMA_OPF_LAST};
+    const uint32_t req = RDMA_OPF_REQUEST, rsp = RDMA_OPF_RESPONSE;
+    memset(o, 0xff, sizeof *o);
+    for (int p = 0; p < 4; p++) {
+        bool last = pos[p] & RDMA_OPF_LAST;
+        uint32_t w = req | RDMA_OPF_WRITE | pos[p], s = req | RDMA_OPF_SEND | pos[p];
+        o->req[SIM_OP_WRITE][p] = (uint8_t)find_opcode(w, NULL);
+        o->req[SIM_OP_WRITE_IMM][p] = (uint8_t)find_opcode(w | (last ? RDMA_OPF_IMM : 0), NULL);
+        o->req[SIM_OP_SEND][p] = (uint8_t)find_opcode(s, NULL);
+        o->req[SIM_OP_SEND_IMM][p] = (uint8_t)find_opcode(s | (last ? RDMA_OPF_IMM : 0), NULL);
+        o->req[SIM_OP_SEND_INV][p] = (uint8_t)find_opcode(s | (last ? RDMA_OPF_INV : 0), NULL);
+        o->read_resp[p] = (uint8_t)find_opcode(rsp | RDMA_OPF_READ | pos[p], NULL);
+    }
+    o->req[SIM_OP_READ][SIM_POS_ONLY] = (uint8_t)find_opcode(req | RDMA_OPF_READ | RDMA_OPF_ONLY, NULL);
+    o->req[SIM_OP_CAS][SIM_POS_ONLY] =
+        (uint8_t)find_opcode(req | RDMA_OPF_ATOMIC | RDMA_OPF_ONLY, "CmpSwap");
+    o->req[SIM_OP_FAA][SIM_POS_ONLY] =
+        (uint8_t)find_opcode(req | RDMA_OPF_ATOMIC | RDMA_OPF_ONLY, "FetchAdd");
+    o->ack = (uint8_t)find_opcode(rsp | RDMA_OPF_ACK, NULL);
+    o->atomic_ack = (uint8_t)find_opcode(rsp | RDMA_OPF_ATOMIC | RDMA_OPF_ONLY, NULL);
+    for (unsigned c = 0; c < 256; c++)
+        if (rdma_opcodes[c].flags & RDMA_OPF_CNP)
+            o->cnp = (uint8_t)c;
+}
+
+const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
+{
+    const struct sim_mr *r = &nic->host->mrs[mr];
+    /* the encoder copies the bytes into the frame at once: nothing changes
+     * them in between */
+    return r->bytes ? r->bytes + off : nic->host->node.net->fill;
+}
+
+sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
+                          uint32_t len, bool last)
+{
+    struct sim_mr *r = &nic->host->mrs[mr];
+    if (r->bytes)
+        memcpy(r->bytes + off, src, len);
+    return nic->dma->write(nic, mr, off, len, last);
+}
+
+void sim__nic_wake_at(struct sim_nic *nic, struct sim_qp *qp, sim_time_t t)
+{
+    /* a wake already due earlier looks again then, and asks anew */
+    if (qp->wake_at != SIM_TIME_NEVER && qp->wake_at <= t)
+        return;
+    qp->wake_at = t;
+    sim_schedule(nic->host->node.comp.sim, t, &nic->host->node.comp, SIM_HOST_DMA, qp);
+}
+
+void sim__nic_dma_event(struct sim_nic *nic, struct sim_qp *qp)
+{
+    if (sim_now(nic->host->node.comp.sim) >= qp->wake_at)
+        qp->wake_at = SIM_TIME_NEVER;
+    if (nic->dma->event)
+        nic->dma->event(nic, qp);
+    sim__nic_wake(nic, qp);
+}
+
+/* ---- paced queue pairs: a min-heap by (next_tx, qpn) ---------------------------- */
+static bool earlier(const struct sim_qp *a, const struct sim_qp *b)
+{
+    return a->next_tx < b->next_tx || (a->next_tx == b->next_tx && a->qpn < b->qpn);
+}
+
+static void heap_push(struct sim_nic *nic, struct sim_qp *qp)
+{
+    if (nic->npaced == nic->cappaced) {
+        nic->cappaced = nic->cappaced ? 2 * nic->cappaced : 8;
+        nic->paced = sim__xrealloc(nic->paced, nic->cappaced * sizeof *nic->paced);
+    }
+    uint32_t i = nic->npaced++;
+    while (i && earlier(qp, nic->paced[(i - 1) / 2])) {
+        nic->paced[i] = nic->paced[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    nic->paced[i] = qp;
+    qp->in_heap = true;
+}
+
+static struct sim_qp *heap_pop(struct sim_nic *nic)
+{
+    struct sim_qp *top = nic->paced[0], *last = nic->paced[--nic->npaced];
+    uint32_t i = 0, n = nic->npaced;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && earlier(nic->paced[c + 1], nic->paced[c]))
+            c++;
+        if (!earlier(nic->paced[c], last))
+            break;
+        nic->paced[i] = nic->paced[c];
+        i = c;
+    }
+    if (n)
+        nic->paced[i] = last;
+    top->in_heap = false;
+    return top;
+}
+
+static void ring_append(struct sim_nic *nic, struct sim_qp *qp)
+{
+    if (qp->in_ring)
+        return;
+    qp->in_ring = true;
+    qp->ring_next = NULL;
+    if (nic->ring_tail)
+        nic->ring_tail->ring_next = qp;
+    else
+        nic->ring_head = qp;
+    nic->ring_tail = qp;
+}
+
+/* An acknowledgement (not READ data) is next in the responder's queue. */
+static bool ack_next(const struct sim_qp *qp)
+{
+    return qp->out_head != qp->out_tail && qp->out[qp->out_head & (qp->out_cap - 1)].kind != RESP_READ;
+}
+
+static void pull(struct sim_nic *nic)
+{
+    struct sim_port *port = nic->port;
+    struct rdma_pkt pkt;
+    if (port->down)
+        return;
+    if (nic->cnp_head && !(port->pfc.paused & (1u << nic->cnp_prio))) {
+        struct sim_frame *f = nic->cnp_head;
+        nic->cnp_head = f->next;
+        if (!nic->cnp_head)
+            nic->cnp_tail = NULL;
+        f->next = NULL;
+        port->st.cnps_sent++;
+        sim__port_send(port, f, f->len);
+        return;
+    }
+    if (port->pfc.paused & (1u << nic->prio))
+        return; /* the end of the pause calls tx_ready */
+    sim_time_t now = sim_now(port->comp.sim);
+    while (nic->npaced && nic->paced[0]->next_tx <= now)
+        ring_append(nic, heap_pop(nic));
+    while (nic->ring_head) {
+        struct sim_qp *qp = nic->ring_head;
+        nic->ring_head = qp->ring_next;
+        if (!nic->ring_head)
+            nic->ring_tail = NULL;
+        qp->in_ring = false;
+        memset(&pkt, 0, sizeof pkt);
+        bool paced = qp->cc && qp->next_tx > now;
+        if (paced) {
+            if (!ack_next(qp) || !sim__resp_next(qp, &pkt)) {
+                if (!qp->in_heap)
+                    heap_push(nic, qp);
+                continue;
+            }
+        } else if (!sim__resp_next(qp, &pkt) && !sim__req_next(qp, &pkt)) {
+            continue;
+        }
+        struct sim_frame *f = nic->transport->frame(nic, qp, &pkt);
+        assert(f);
+        qp->st.tx_bytes += f->len;
+        if (qp->cc && !paced)
+            sim__dcqcn_sent(qp, f->len + SIM_ETH_WIRE_EXTRA);
+        sim__port_send(port, f, f->len);
+        /* back to the end of the ring: round robin, one packet per turn */
+        ring_append(nic, qp);
+        return;
+    }
+    if (nic->npaced && nic->paced[0]->next_tx < nic->wake_at) {
+        nic->wake_at = nic->paced[0]->next_tx;
+        struct sim_host *h = nic->host;
+        sim_schedule(h->node.comp.sim, nic->wake_at, &h->node.comp, SIM_HOST_NIC_WAKE, NULL);
+    }
+}
+
+void sim__nic_wake(struct sim_nic *nic, struct sim_qp *qp)
+{
+    ring_append(nic, qp);
+    if (sim__port_idle(nic->port))
+        pull(nic);
+}
+
+void sim__nic_wake_event(struct sim_nic *nic)
+{
+    if (sim_now(nic->host->node.comp.sim) != nic->wake_at)
+        return; /* superseded by an earlier one */
+    nic->wake_at = SIM_TIME_NEVER;
+    if (sim__port_idle(nic->port))
+        pull(nic);
+}
+
+void sim__nic_push_cnp(struct sim_nic *nic, struct sim_frame *f)
+{
+    if (nic->cnp_tail)
+        nic->cnp_tail->next = f;
+    else
+        nic->cnp_head = f;
+    nic->cnp_tail = f;
+    if (sim__port_idle(nic->port))
+        pull(nic);
+}
+
+void sim__nic_tx_ready(struct sim_node *n, struct sim_port *port)
+{
+    (void)port;
+    pull(&((struct sim_host *)n)->nic);
+}
+
+void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
+{
+    struct sim_nic *nic = &((struct sim_host *)n)->nic;
+    (void)in;
+    if (nic->rx.rate)
+        sim__rxbuf_put(nic, f);
+    else
+        sim__nic_take(nic, f);
+}
+
+void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
+{
+    struct sim_node *n = &nic->host->node;
+    struct rdma_pkt pkt;
+    /* dropped: a bad ICRC, a malformed frame, or no such queue pair */
+    if (!nic->transport->parse(nic, f, &pkt) || pkt.bth.destqp - SIM_QPN_BASE >= nic->nqps) {
+        n->bad_frames++;
+    } else if (pkt.op->flags & RDMA_OPF_CNP) {
+        nic->port->st.cnps_received++;
+        sim__dcqcn_cnp(nic->qps[pkt.bth.destqp - SIM_QPN_BASE]);
+    } else {
+        struct sim_qp *qp = nic->qps[pkt.bth.destqp - SIM_QPN_BASE];
+        qp->st.rx_packets++;
+        unsigned ecn = pkt.present & RDMA_HDR_IP ? pkt.ip.dsfield_ecn : pkt.ipv6.tclass & 3u;
+        if (ecn == 3)
+            sim__dcqcn_ce(qp);
+        if (pkt.op->flags & RDMA_OPF_REQUEST)
+            sim__resp_receive(qp, &pkt);
+        else
+            sim__comp_receive(qp, &pkt);
+    }
+    sim__frame_free(&n->net->pool, f);
+}
+
+void sim__nic_init_fabric(struct sim_nic *nic)
+{
+    const struct sim_network *net = nic->host->node.net;
+    const struct cfg_nic *p = &net->cfg->nodes[nic->host->node.index].nic;
+    nic->prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->dscp);
+    nic->cnp_prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->fab.dcqcn.cnp_dscp);
+    nic->wake_at = SIM_TIME_NEVER;
+    sim__pfc_port_init(nic->port, p->fab.pfc, UINT16_MAX, 0);
+    sim__rxbuf_init(nic);
+    for (uint32_t i = 0; i < nic->nqps; i++)
+        sim__dcqcn_init(nic->qps[i]);
+}

@@ -1,0 +1,96 @@
+/* frame.c - frame buffers from per-size-class free lists.
+ *
+ * A simulation moves millions of frames a second; malloc per frame would
+ * dominate. Frames come from slabs owned by the network and go back to a
+ * free list of their class, so teardown frees everything at once, including
+ * frames still in flight in pending events.
+ *
+ * Slabs are carved from 2 MiB chunks, aligned and advised so that the
+ * kernel backs each with one transparent huge page: a congested fabric
+ * holds tens of thousands of frames (over 100 MiB) at once, and every hop
+ * of every frame would otherwise miss the TLB. The saving grows with the
+ * events a run processes; the cost is paid once per chunk, when it is
+ * first touched, and is higher where the host takes back freed memory in
+ * huge-page blocks (a virtual machine reporting free pages), since the
+ * chunk then has to be faulted in afresh.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "net/net.h"
+#include "engine/util.h"
+
+#define SLAB_FRAMES 64
+#define CHUNK ((size_t)2 << 20) /* a huge page on x86-64 and most arm64 */
+
+static const uint32_t class_cap[SIM_FRAME_CLASSES] = {128, 320, 576, 1088, 2112, 4224, 9216};
+
+/* Frames start on cache lines, so that a frame's header and the first
+ * bytes of its data, which every hop reads, share one line. */
+#define LINE 64
+
+static size_t frame_size(unsigned cls)
+{
+    size_t n = sizeof(struct sim_frame) + class_cap[cls];
+    return (n + LINE - 1) & ~(size_t)(LINE - 1);
+}
+
+uint32_t sim__frame_cap(const struct sim_frame *f) { return class_cap[f->cls]; }
+
+/* Up to SLAB_FRAMES new frames of class cls onto its free list, from the
+ * current chunk; a chunk's tail too small for one more frame stays unused. */
+static void refill(struct sim_frame_pool *pool, unsigned cls)
+{
+    size_t sz = frame_size(cls);
+    if (pool->chunk_left < sz) {
+        char *chunk = sim__xmap_aligned(CHUNK, CHUNK);
+#ifdef MADV_HUGEPAGE
+        madvise(chunk, CHUNK, MADV_HUGEPAGE); /* a hint: without it, small pages */
+#endif
+        pool->chunks = sim__xrealloc(pool->chunks, (pool->nchunks + 1) * sizeof *pool->chunks);
+        pool->chunks[pool->nchunks++] = chunk;
+        pool->chunk_at = chunk;
+        pool->chunk_left = CHUNK;
+    }
+    size_t n = pool->chunk_left / sz < SLAB_FRAMES ? pool->chunk_left / sz : SLAB_FRAMES;
+    char *slab = pool->chunk_at;
+    pool->chunk_at += n * sz;
+    pool->chunk_left -= n * sz;
+    for (size_t i = n; i-- > 0;) {
+        struct sim_frame *f = (struct sim_frame *)(slab + i * sz);
+        f->cls = (uint8_t)cls;
+        f->next = pool->free[cls];
+        pool->free[cls] = f;
+    }
+}
+
+struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap)
+{
+    unsigned cls = 0;
+    while (cls + 1 < SIM_FRAME_CLASSES && class_cap[cls] < cap)
+        cls++;
+    if (class_cap[cls] < cap)
+        return NULL;
+    if (!pool->free[cls])
+        refill(pool, cls);
+    struct sim_frame *f = pool->free[cls];
+    pool->free[cls] = f->next;
+    f->next = NULL;
+    f->len = 0;
+    f->bth_off = 0;
+    return f;
+}
+
+void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f)
+{
+    f->next = pool->free[f->cls];
+    pool->free[f->cls] = f;
+}
+
+void sim__pool_fini(struct sim_frame_pool *pool)
+{
+    for (size_t i = 0; i < pool->nchunks; i++)
+        sim__unmap(pool->chunks[i], CHUNK);
+    free(pool->chunks);
+    *pool = (struct sim_frame_pool){0};
+}

@@ -1,0 +1,304 @@
+/* net.h - the network model's shared types: frames, ports and links, nodes,
+ * switches, routes, messages, and the network that owns them all.
+ *
+ * Nodes meet only through links: a node hands a frame to its port, the
+ * port serializes it at the link rate, and the peer port receives it a
+ * propagation delay later. No node reads another node's state; messages
+ * and counters are written by the one node that owns each field and read
+ * only after the run.
+ *
+ *   node A                         link                          node B
+ *   [port] --serialize--> TX_DONE --delay--> ARRIVAL --> [port] -> receive()
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/cfg.h"
+#include "config/wire.h"
+#include "engine/engine.h"
+
+/* The most payload a packet carries: the largest path MTU. */
+#define SIM_MAX_PAYLOAD 4096
+
+/* ---- frames ----------------------------------------------------------- */
+#define SIM_FRAME_CLASSES 7
+
+struct sim_frame {
+    struct sim_frame *next;
+    uint32_t len;
+    uint16_t bth_off; /* start of the BTH, where bit errors are placed */
+    uint8_t cls;      /* size class, for the pool */
+    uint8_t data[];
+};
+
+struct sim_frame_pool {
+    struct sim_frame *free[SIM_FRAME_CLASSES];
+    void **chunks;
+    size_t nchunks;
+    char *chunk_at; /* the unused rest of the last chunk */
+    size_t chunk_left;
+};
+
+struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap);
+void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f);
+uint32_t sim__frame_cap(const struct sim_frame *f);
+void sim__pool_fini(struct sim_frame_pool *pool);
+
+/* ---- ports and links ---------------------------------------------------- */
+struct sim_port_stats {
+    /* the counters every frame updates come first (struct sim_port) */
+    uint64_t tx_frames, tx_bytes;
+    uint64_t rx_frames, rx_bytes;
+    sim_time_t busy;    /* time spent serializing */
+    uint64_t drops;     /* tail drops: the queue was full */
+    uint64_t lost;      /* lost on the link leaving this port */
+    uint64_t corrupted; /* bit errors put in frames leaving this port */
+    uint64_t max_queue; /* bytes */
+    /* the fabric (fabric.h) */
+    uint64_t headroom;       /* PFC headroom of each lossless priority, bytes */
+    uint64_t max_headroom;   /* the most of it a priority used */
+    uint64_t headroom_drops; /* lossless frames beyond the PFC headroom */
+    uint64_t watchdog_drops; /* frames the PFC watchdog dropped */
+    uint64_t pauses_sent, resumes_sent, pauses_received, resumes_received;
+    sim_time_t paused;       /* time priorities were paused, summed over priorities */
+    uint64_t ecn_marked, cnps_sent, cnps_received;
+};
+
+/* PFC at a port (pfc.c): pauses it obeys and pauses it sends. */
+struct sim_port_pfc {
+    uint8_t paused;     /* priorities the peer paused: none of their frames may start */
+    uint8_t xoff;       /* priorities this port is pausing its peer for */
+    bool honour;        /* obey pauses (a NIC may be told not to) */
+    uint16_t quanta;    /* pause time it sends */
+    sim_time_t quantum; /* 512 bit times at the port's rate */
+    sim_time_t refresh; /* XOFF is sent again this often */
+    sim_time_t until[SIM_PRIOS], since[SIM_PRIOS]; /* pauses received */
+    sim_time_t xoff_since[SIM_PRIOS];              /* pauses sent */
+    sim_time_t expire_at, refresh_at;              /* pending events, or SIM_TIME_NEVER */
+};
+
+struct sim_node;
+
+/* An observer of the frames crossing a port (observe/pcap.c writes them
+ * into a capture): told as a frame starts leaving and once it has arrived.
+ * Observers embed it and chain it on the port before the run. */
+struct sim_tap {
+    void (*frame)(struct sim_tap *tap, sim_time_t t, const struct sim_frame *f);
+    struct sim_tap *next;
+};
+
+/* The events a port handles. */
+#define SIM_PORT_EVENTS(X)                                                     \
+    X(TX_DONE, "tx-done")         /* it finished serializing a frame */       \
+    X(ARRIVAL, "arrival")         /* the last bit of a frame reached it */    \
+    X(PFC_EXPIRE, "pfc-expire")   /* a pause it obeys runs out */             \
+    X(PFC_REFRESH, "pfc-refresh") /* time to send XOFF again */
+
+enum sim_port_event {
+#define SIM__PORT_EV(name, str) SIM_PORT_##name,
+    SIM_PORT_EVENTS(SIM__PORT_EV)
+#undef SIM__PORT_EV
+};
+
+struct sim_queued {
+    struct sim_frame *f;
+    uint32_t len;
+};
+
+/* Each frame touches a port's component (the engine calls it) and the
+ * fields up to and including the first counters of `st`: they fill the
+ * two cache lines after the component, and ports start on a cache line
+ * (network.c allocates them aligned), so a hop costs three lines a port. */
+struct sim_port {
+    struct sim_component comp; /* handles enum sim_port_event */
+    struct sim_node *node;
+    struct sim_port *peer;
+    struct sim_frame *sending;
+    sim_time_t tx_start;  /* when the frame being sent started */
+    sim_time_t down_at;   /* when it last went down, SIM_TIME_NEVER if never */
+    uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    struct sim_tap *tap; /* observers of its frames, usually none */
+    /* Frames the node pushed (MAC control frames), sent before the node is
+     * asked for its next one: a ring of frames with their lengths. The
+     * nodes keep their own queues and hand frames over one at a time. */
+    struct sim_queued *ring;
+    sim_time_t delay; /* p.delay */
+    uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
+    bool down;  /* the link is down (fault.c) */
+    bool noisy; /* p.loss or p.ber is not zero */
+    struct sim_port_stats st;
+    uint32_t index; /* on its node */
+    uint32_t link;  /* configuration link index */
+    struct cfg_link_params p;
+    double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    char *name; /* NODE-PORT */
+    struct sim_port_pfc pfc;
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, busy) +
+                       sizeof(sim_time_t) <= 3 * 64,
+               "a port's fields of every frame fit three cache lines");
+
+/* Send a frame now, or after the frames already pushed; a port whose link
+ * is down loses it. len is f->len, from the caller: a frame that waited
+ * in a queue is out of cache, and need not be read before it arrives. */
+void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
+/* Lose the frames pushed and not yet sent (the link went down). */
+void sim__port_flush(struct sim_port *port);
+static inline bool sim__port_idle(const struct sim_port *p)
+{
+    return !p->sending && p->ring_head == p->ring_tail;
+}
+extern const struct sim_component_ops sim__port_ops;
+
+/* ---- nodes ----------------------------------------------------------------- */
+struct sim_network;
+
+struct sim_node_ops {
+    /* A frame arrived on `in`; the node now owns it. */
+    void (*receive)(struct sim_node *n, struct sim_port *in, struct sim_frame *f);
+    /* `port` finished a frame and its queue is empty, or a pause on it
+     * ended: a chance to pull (optional). */
+    void (*tx_ready)(struct sim_node *n, struct sim_port *port);
+    /* The peer of `port` paused priority `prio` (optional; the PFC watchdog). */
+    void (*paused)(struct sim_node *n, struct sim_port *port, unsigned prio);
+    /* The link of `port` went down (optional): what waits for it is lost. */
+    void (*link_down)(struct sim_node *n, struct sim_port *port);
+    /* `port` is about to send XOFF again for the priorities it pauses
+     * (optional): a chance to resume those that may. */
+    void (*pfc_refresh)(struct sim_node *n, struct sim_port *port);
+};
+
+struct sim_node {
+    struct sim_component comp;
+    const struct sim_node_ops *nops;
+    struct sim_network *net;
+    uint32_t index; /* configuration node index */
+    uint8_t kind;   /* enum cfg_node_kind */
+    struct sim_port **ports;
+    uint32_t nports;
+    uint64_t bad_frames; /* received frames that failed to parse or check */
+};
+
+/* ---- routes ---------------------------------------------------------------------
+ * Shortest paths by hop count. For each switch and destination host, the
+ * set of ports on a shortest path; equal-cost sets are shared, so a switch
+ * stores one 4-byte set id per host, never a table per pair of ports. */
+struct sim_port_set {
+    uint32_t off, n; /* into route_ports */
+};
+
+struct sim_routes {
+    uint32_t *set_of;          /* [switch slot * nhosts + host] -> set id */
+    struct sim_port_set *sets; /* per switch, consecutive */
+    uint32_t *ports;
+    uint32_t *sets_base;       /* first set id of each switch slot */
+    uint32_t *slot_of_node;    /* node -> switch slot */
+};
+
+/* The port a switch forwards to for a destination host and flow hash. */
+uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
+                    uint32_t hash);
+void sim__routes_build(struct sim_network *net);
+void sim__routes_free(struct sim_routes *r);
+/* ECMP hash of a flow, as switches compute it from the frame's addresses
+ * and UDP source port; salted per switch. */
+uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt);
+
+/* ---- switches ---------------------------------------------------------------- */
+/* Output-queued, eight classes per port, a shared buffer, PFC and ECN
+ * (fabric.h). */
+struct sim_node *sim__switch_create(struct sim_network *net, uint32_t index);
+
+/* ---- messages ---------------------------------------------------------------- */
+#define SIM_MSG_STATUSES(X)                                                    \
+    X(PENDING, "pending")                                                      \
+    X(OK, "ok")                                                                \
+    X(RETRY_EXCEEDED, "retry-exceeded")                                        \
+    X(RNR_RETRY_EXCEEDED, "rnr-retry-exceeded")                                \
+    X(REMOTE_ACCESS, "remote-access-error")                                    \
+    X(REMOTE_INVALID, "remote-invalid-request")                                \
+    X(REMOTE_OPERATIONAL, "remote-operational-error")                          \
+    X(FLUSHED, "flushed")
+
+enum sim_msg_status {
+#define SIM__MS_ENUM(name, str) SIM_MSG_##name,
+    SIM_MSG_STATUSES(SIM__MS_ENUM)
+#undef SIM__MS_ENUM
+};
+const char *sim__msg_status_name(unsigned st);
+
+struct sim_msg {
+    uint32_t conn;
+    uint32_t lmr, rmr; /* memory regions on the requester and the responder */
+    uint64_t rva;      /* the remote region, as connection setup told the requester */
+    uint32_t rkey;
+    sim_time_t posted, done, ideal;
+    uint32_t retx; /* request packets sent again */
+    uint8_t status;
+    int8_t data_ok; /* -1: not compared (payload: none), 0: differs, 1: equal */
+};
+
+/* A reliable connection: one queue pair on each of two hosts. */
+struct sim_qp;
+struct sim_conn {
+    uint32_t host[2]; /* node indexes; host[0] < host[1] */
+    uint32_t qp_id;   /* the configuration's qp number */
+    struct sim_qp *qp[2];
+    uint32_t path_mtu;
+};
+
+/* ---- the network ---------------------------------------------------------------- */
+struct sim_pcie_net;
+struct sim_monitor;
+struct sim_faults;
+struct sim_pfc_hook;
+struct sim_pcap;
+
+struct sim_network {
+    struct sim *sim;
+    const struct sim_config *cfg;
+    struct sim_node **nodes;
+    struct sim_port *ports;
+    size_t nports;
+    uint32_t nhosts;
+    uint32_t *host_node; /* host index -> node index */
+    uint32_t *node_host; /* node index -> host index, UINT32_MAX for switches */
+    struct sim_routes routes;
+    struct sim_msg *msgs;
+    size_t nmsgs;
+    struct sim_conn *conns;
+    size_t nconns;
+    struct sim_frame_pool pool;
+    /* The payload of frames with payload: none, one copy for every NIC so
+     * that it stays in cache: byte i is i mod 256. */
+    uint8_t fill[SIM_MAX_PAYLOAD];
+    uint64_t finished; /* messages completed or failed */
+    struct sim_monitor *monitor; /* the monitor and its records (observe/observe.h) */
+    struct sim_faults *faults;   /* link faults (fault.c); NULL without */
+    struct sim_pfc_hook *pfc_hooks; /* observers of PFC events (pfc.h) */
+    struct sim_pcap **pcaps;     /* per port, its capture or NULL (observe/pcap.c) */
+    struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie/pcie.h); NULL: DMA takes no time */
+    /* Directories this run made for its outputs, in the order made: a run
+     * that ends without its outputs removes them again if they are empty. */
+    char **made_dirs;
+    size_t nmade_dirs;
+};
+
+/* A message finished (either way); ends the run after the last one. */
+void sim__message_finished(struct sim_network *net, uint32_t msg);
+
+/* ---- link faults (fault.c) -------------------------------------------------------- */
+/* A component that takes links down and up at the configured times. */
+void sim__faults_create(struct sim_network *net);
+void sim__faults_destroy(struct sim_network *net);
+
+/* Addresses: host h is 10.0.0.0 + h + 1, fd00::h+1, MAC 02:00:00 + h + 1. */
+static inline uint32_t sim__host_ip4(uint32_t h) { return UINT32_C(0x0a000000) + h + 1; }
+void sim__host_mac(uint32_t h, uint8_t mac[6]);
+void sim__host_ip6(uint32_t h, uint8_t ip6[16]);
+
+#endif

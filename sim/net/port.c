@@ -1,0 +1,159 @@
+/* port.c - ports and the links between them.
+ *
+ * A port serializes one frame at a time at its link's rate (frame bytes
+ * plus preamble, FCS and inter-frame gap), then the frame travels for the
+ * link's propagation delay and arrives whole at the peer port: store and
+ * forward. Frames may be lost (frame loss rate) or get one bit flipped
+ * (bit error rate); the flipped bit lies after the fifth byte of the BTH
+ * (the ICRC covers the rest of the packet, but not the BTH's fifth byte),
+ * so the receiver finds a bad ICRC and drops the frame, as hardware does.
+ *
+ * MAC control frames (EtherType 0x8808: PFC) end at the receiving port's
+ * MAC, which obeys them (pfc.c); the node never sees them. A link that
+ * goes down (fault.c) loses every frame that was on it: the one being
+ * serialized and those still propagating.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/util.h"
+#include "net/net.h"
+#include "net/pfc.h"
+
+static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
+{
+    struct sim *sim = p->comp.sim;
+    p->sending = f;
+    p->tx_start = sim_now(sim);
+    uint64_t bytes = (uint64_t)len + SIM_ETH_WIRE_EXTRA;
+    sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+    p->st.busy += t;
+    p->st.tx_frames++;
+    p->st.tx_bytes += len;
+    for (struct sim_tap *tap = p->tap; tap; tap = tap->next)
+        tap->frame(tap, sim_now(sim), f);
+    sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_PORT_TX_DONE, NULL);
+}
+
+void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
+{
+    if (p->down) {
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+        return;
+    }
+    if (sim__port_idle(p)) {
+        start(p, f, len);
+        return;
+    }
+    if (p->ring_tail - p->ring_head == p->ring_cap) {
+        uint32_t cap = p->ring_cap ? 2 * p->ring_cap : 64;
+        struct sim_queued *ring = sim__xmalloc(cap * sizeof *ring);
+        for (uint32_t i = p->ring_head; i != p->ring_tail; i++)
+            ring[i & (cap - 1)] = p->ring[i & (p->ring_cap - 1)];
+        free(p->ring);
+        p->ring = ring;
+        p->ring_cap = cap;
+    }
+    p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, len};
+}
+
+static void corrupt(struct sim_port *p, struct sim_frame *f)
+{
+    uint32_t from = f->bth_off + 5;
+    if (f->len <= from)
+        return;
+    uint64_t bit = sim_rng_below(&p->comp.rng, (uint64_t)(f->len - from) * 8);
+    f->data[from + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    p->st.corrupted++;
+}
+
+static void tx_done(struct sim_port *p)
+{
+    struct sim *sim = p->comp.sim;
+    struct sim_frame *f = p->sending;
+    p->sending = NULL;
+    if (p->down_at != SIM_TIME_NEVER && p->down_at >= p->tx_start) {
+        /* the link went down while the frame was leaving */
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+    } else if (p->noisy && p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+    } else {
+        if (p->noisy && p->p.ber > 0 &&
+            sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
+            corrupt(p, f);
+        sim_schedule(sim, sim_now(sim) + p->delay, &p->peer->comp, SIM_PORT_ARRIVAL, f);
+    }
+    if (p->down)
+        return;
+    if (p->ring_head != p->ring_tail) {
+        struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
+        start(p, q.f, q.len);
+    } else if (p->node->nops->tx_ready) {
+        p->node->nops->tx_ready(p->node, p);
+    }
+}
+
+void sim__port_flush(struct sim_port *p)
+{
+    while (p->ring_head != p->ring_tail) {
+        struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, q.f);
+    }
+}
+
+static void arrival(struct sim_port *p, struct sim_frame *f)
+{
+    /* a frame that was on the link when it went down is lost (both ends
+     * of a link go down together) */
+    if (p->down_at != SIM_TIME_NEVER && p->down_at + p->delay >= sim_now(p->comp.sim)) {
+        p->peer->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+        return;
+    }
+    p->st.rx_frames++;
+    p->st.rx_bytes += f->len;
+    for (struct sim_tap *tap = p->tap; tap; tap = tap->next)
+        tap->frame(tap, sim_now(p->comp.sim), f);
+    if (f->len >= 14 && f->data[12] == 0x88 && f->data[13] == 0x08)
+        sim__pfc_receive(p, f);
+    else
+        p->node->nops->receive(p->node, p, f);
+}
+
+static void port_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct sim_port *p = (struct sim_port *)c;
+    switch (sim_event_kind(ev)) {
+    case SIM_PORT_TX_DONE:
+        tx_done(p);
+        break;
+    case SIM_PORT_ARRIVAL:
+        arrival(p, ev->ptr);
+        break;
+    case SIM_PORT_PFC_EXPIRE:
+        sim__pfc_expire(p);
+        break;
+    case SIM_PORT_PFC_REFRESH:
+        if (p->node->nops->pfc_refresh)
+            p->node->nops->pfc_refresh(p->node, p);
+        sim__pfc_refresh(p);
+        break;
+    }
+}
+
+static const char *const port_event_names[] = {
+#define SIM__PORT_EV_NAME(name, str) str,
+    SIM_PORT_EVENTS(SIM__PORT_EV_NAME)
+#undef SIM__PORT_EV_NAME
+};
+
+const struct sim_component_ops sim__port_ops = {
+    .type = "port",
+    .event_names = port_event_names,
+    .nevents = sizeof port_event_names / sizeof port_event_names[0],
+    .handle = port_handle,
+};

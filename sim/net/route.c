@@ -1,0 +1,145 @@
+/* route.c - shortest-path routes computed from the graph, with equal-cost
+ * multipath: a breadth-first search from every host gives each switch the
+ * ports one hop closer to each host; a flow hash picks among them, so one
+ * queue pair's frames always take one path and arrive in order. Links that
+ * are down (fault.c) are left out; routes are built again when one goes
+ * down or comes up.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+#include "engine/util.h"
+
+uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt)
+{
+    uint64_t k = (uint64_t)src_host << 40 ^ (uint64_t)dst_host << 16 ^ sport;
+    return (uint32_t)(sim__mix64(k ^ (uint64_t)salt << 32 ^ salt) >> 32);
+}
+
+uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
+                    uint32_t hash)
+{
+    const struct sim_routes *r = &net->routes;
+    uint32_t slot = r->slot_of_node[sw->index];
+    uint32_t id = r->set_of[(size_t)slot * net->nhosts + host];
+    if (id == UINT32_MAX)
+        return UINT32_MAX;
+    const struct sim_port_set *s = &r->sets[id];
+    return r->ports[s->off + (s->n == 1 ? 0 : hash % s->n)];
+}
+
+struct builder {
+    struct sim_routes *r;
+    size_t nsets, capsets, nports, capports;
+};
+
+static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
+{
+    SIM_GROW(b->r->sets, b->capsets, b->nsets);
+    b->r->sets[b->nsets] = (struct sim_port_set){.off = (uint32_t)b->nports, .n = n};
+    for (uint32_t i = 0; i < n; i++) {
+        SIM_GROW(b->r->ports, b->capports, b->nports);
+        b->r->ports[b->nports++] = ports[i];
+    }
+    return (uint32_t)b->nsets++;
+}
+
+void sim__routes_build(struct sim_network *net)
+{
+    const struct sim_config *cfg = net->cfg;
+    struct sim_routes *r = &net->routes;
+    struct builder b = {.r = r};
+    size_t nswitch = 0;
+    r->slot_of_node = sim__xmalloc(cfg->nnodes * sizeof *r->slot_of_node);
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        r->slot_of_node[i] = cfg->nodes[i].kind == CFG_SWITCH ? (uint32_t)nswitch++ : UINT32_MAX;
+    r->set_of = sim__xmalloc((nswitch * net->nhosts + 1) * sizeof *r->set_of);
+    r->sets_base = sim__xmalloc((nswitch + 1) * sizeof *r->sets_base);
+
+    /* Every port of a switch is a set of its own, with the port's index as
+     * id relative to the switch's base; larger sets are added on demand. */
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        const struct sim_node *n = net->nodes[i];
+        if (n->kind != CFG_SWITCH)
+            continue;
+        r->sets_base[r->slot_of_node[i]] = (uint32_t)b.nsets;
+        for (uint32_t p = 0; p < n->nports; p++)
+            add_set(&b, &p, 1);
+    }
+
+    uint32_t *dist = sim__xmalloc(cfg->nnodes * sizeof *dist);
+    uint32_t *queue = sim__xmalloc(cfg->nnodes * sizeof *queue);
+    uint32_t *cand = sim__xmalloc((cfg->nnodes + 1) * sizeof *cand);
+    /* Sets hold port numbers relative to their switch, so switches with the
+     * same equal-cost ports share one set; there are few of them. */
+    uint32_t *multi = NULL;
+    size_t nmulti = 0, capmulti = 0;
+    for (uint32_t h = 0; h < net->nhosts; h++) {
+        memset(dist, 0xff, cfg->nnodes * sizeof *dist);
+        uint32_t qh = 0, qt = 0, src = net->host_node[h];
+        dist[src] = 0;
+        queue[qt++] = src;
+        while (qh < qt) {
+            uint32_t u = queue[qh++];
+            const struct sim_node *n = net->nodes[u];
+            /* hosts are endpoints, never transit */
+            if (n->kind == CFG_HOST && u != src)
+                continue;
+            for (uint32_t p = 0; p < n->nports; p++) {
+                uint32_t v = n->ports[p]->peer->node->index;
+                if (!n->ports[p]->down && dist[v] == UINT32_MAX) {
+                    dist[v] = dist[u] + 1;
+                    queue[qt++] = v;
+                }
+            }
+        }
+        for (size_t i = 0; i < cfg->nnodes; i++) {
+            const struct sim_node *n = net->nodes[i];
+            if (n->kind != CFG_SWITCH)
+                continue;
+            uint32_t slot = r->slot_of_node[i];
+            uint32_t *entry = &r->set_of[(size_t)slot * net->nhosts + h];
+            *entry = UINT32_MAX;
+            if (dist[i] == UINT32_MAX)
+                continue;
+            uint32_t nc = 0;
+            for (uint32_t p = 0; p < n->nports; p++) {
+                uint32_t v = n->ports[p]->peer->node->index;
+                if (!n->ports[p]->down && dist[v] + 1 == dist[i])
+                    cand[nc++] = p;
+            }
+            if (nc == 0)
+                continue;
+            if (nc == 1) {
+                *entry = r->sets_base[slot] + cand[0];
+                continue;
+            }
+            size_t m = 0;
+            for (; m < nmulti; m++) {
+                const struct sim_port_set *s = &r->sets[multi[m]];
+                if (s->n == nc && !memcmp(&r->ports[s->off], cand, nc * sizeof *cand))
+                    break;
+            }
+            if (m == nmulti) {
+                SIM_GROW(multi, capmulti, nmulti);
+                multi[nmulti++] = add_set(&b, cand, nc);
+            }
+            *entry = multi[m];
+        }
+    }
+    free(multi);
+    free(dist);
+    free(queue);
+    free(cand);
+}
+
+void sim__routes_free(struct sim_routes *r)
+{
+    free(r->set_of);
+    free(r->sets);
+    free(r->ports);
+    free(r->sets_base);
+    free(r->slot_of_node);
+    *r = (struct sim_routes){0};
+}

@@ -1,0 +1,30 @@
+/* ideal.h - paths through the network and the completion time a message
+ * would have on an otherwise empty network. */
+#ifndef SIM_IDEAL_H
+#define SIM_IDEAL_H
+
+#include "net/net.h"
+
+struct sim_hop {
+    uint64_t rate;
+    sim_time_t delay;
+    uint32_t mtu;
+};
+
+struct sim_path {
+    struct sim_hop *hop;
+    uint32_t n;
+};
+
+/* The links a frame from host src to host dst with UDP source port sport
+ * crosses, as the switches' routes send it. */
+void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16_t sport,
+               struct sim_path *path);
+void sim__path_free(struct sim_path *path);
+
+/* From posting to completion, alone on the network: every packet's
+ * serialization and propagation on every hop (store and forward), then
+ * the acknowledgement or the responses coming back. */
+sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t msg);
+
+#endif

@@ -1,0 +1,97 @@
+/* observe.h - what the run's observers share: the monitor that records the
+ * PFC trace, samples queues and rates and looks for PFC deadlock
+ * (monitor.c, deadlock.c), and the writers of the output files (output.c,
+ * fabric_csv.c, pcie_csv.c, pcap.c).
+ *
+ * Observers sit above the models: they read model state after the run or
+ * at their own sample events, and hear of what happens during the run only
+ * through the models' trace sources (a port's frame taps, the PFC hook).
+ * No model calls into this layer.
+ */
+#ifndef SIM_OBSERVE_H
+#define SIM_OBSERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/net.h"
+#include "net/pfc.h"
+
+/* ---- the monitor ---------------------------------------------------------------- */
+struct sim_qlen_row {
+    sim_time_t t;
+    uint32_t port;
+    uint32_t q[SIM_PRIOS];
+};
+
+struct sim_rate_row {
+    sim_time_t t;
+    uint32_t conn;
+    uint8_t side;
+    double rate, target, alpha, throughput;
+};
+
+struct sim_deadlock {
+    sim_time_t t;
+    uint32_t *ports; /* the cycle: egress ports, each paused by the next */
+    uint8_t *prios;
+    uint32_t n;
+};
+
+struct sim_monitor {
+    struct sim_component comp; /* SAMPLE, DEADLOCK_CHECK; first, for the downcast */
+    struct sim_network *net;
+    struct sim_pfc_hook pfc_hook; /* records every PFC event into pfc */
+    struct sim_pfc_row *pfc;
+    size_t npfc, cappfc;
+    struct sim_qlen_row *qlen;
+    size_t nqlen, capqlen;
+    struct sim_rate_row *rates;
+    size_t nrates, caprates;
+    struct sim_deadlock *deadlocks;
+    size_t ndeadlocks, capdeadlocks;
+    uint8_t *qlen_shown;    /* per port: a row was written at the last sample */
+    uint64_t *last_bytes;   /* per queue pair side: bytes sent at the last sample */
+    uint64_t *last_sent;    /* deadlock: per (port, class) frames sent at the last check */
+    uint8_t *in_deadlock;   /* per (port, class): part of a deadlock already reported */
+    bool check_deadlock;    /* some switch runs PFC */
+};
+
+/* The monitor exists for every run: it records the PFC trace always, and
+ * samples queues and rates or looks for deadlock when configured to. */
+void sim__monitor_create(struct sim_network *net);
+void sim__monitor_destroy(struct sim_network *net);
+/* deadlock.c: look for a cycle of paused, stalled switch queues. */
+void sim__deadlock_check(struct sim_monitor *mon);
+
+/* Outputs (fabric_csv.c): pfc.csv, qlen.csv, rates.csv, and the fabric's
+ * parts of summary.json. */
+void sim__fabric_port_json(FILE *f, const struct sim_port *p);
+void sim__fabric_summary_json(FILE *f, struct sim_network *net);
+int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_t errcap);
+
+/* ---- pcap traces (pcap.c) ------------------------------------------------------- */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap);
+/* The tap that writes every frame crossing a port into the pcap. */
+struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
+/* Close and, with keep, rename into place (returns 0 or -1); without keep
+ * remove the temporary file: a run that did not finish leaves no pcap. */
+int sim__pcap_close(struct sim_pcap *pc, bool keep);
+/* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the
+ * first failing port's name in err. */
+int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errcap);
+
+/* ---- outputs (output.c, pcie_csv.c) ---------------------------------------------- */
+/* Forget the output directories the run made; unless keep, remove those
+ * that are empty (the run ended without writing its outputs). */
+void sim__output_dirs_release(struct sim_network *net, bool keep);
+/* Compare completed messages' destination bytes with their source. */
+void sim__verify(struct sim_network *net);
+void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
+void sim__pcie_write_json(const struct sim_network *net, FILE *f);
+/* messages.csv's columns of the PCIe breakdown, and one message's values. */
+void sim__pcie_message_header(FILE *f);
+void sim__pcie_message_row(const struct sim_network *net, size_t msg, FILE *f);
+
+#endif

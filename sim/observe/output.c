@@ -1,0 +1,428 @@
+/* output.c - what a run leaves behind: summary.json, messages.csv,
+ * ports.csv and pcap/NODE-PORT.pcap, each written under a temporary name
+ * and renamed into place once complete, so a reader never sees half a
+ * file.
+ *
+ * Nothing here depends on the wall clock unless asked (wall_time_s), so
+ * two runs of one configuration and seed leave identical files.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host/nic.h"
+#include "observe/observe.h"
+#include "sim.h"
+#include "pcie/pcie.h"
+#include "engine/units.h"
+#include "engine/util.h"
+
+struct out_file {
+    FILE *f;
+    char *path, *tmp;
+};
+
+static bool out_open(struct out_file *o, const char *dir, const char *name, char *err, size_t errcap)
+{
+    o->path = sim__xasprintf("%s/%s", dir, name);
+    o->tmp = sim__xasprintf("%s.tmp", o->path);
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) {
+        snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Close the temporary file; it is renamed into place only when every
+ * output is complete. */
+static bool out_close(struct out_file *o, char *err, size_t errcap)
+{
+    bool ok = !ferror(o->f);
+    if (fclose(o->f))
+        ok = false;
+    o->f = NULL;
+    if (!ok)
+        snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
+    return ok;
+}
+
+/* Rename into place (keep) or remove the temporary file; frees o. */
+static bool out_finish(struct out_file *o, bool keep, char *err, size_t errcap)
+{
+    bool ok = keep;
+    if (o->f)
+        fclose(o->f);
+    if (keep && rename(o->tmp, o->path)) {
+        snprintf(err, errcap, "%s: %s", o->path, strerror(errno));
+        ok = false;
+    }
+    if (!ok && o->tmp)
+        remove(o->tmp);
+    free(o->path);
+    free(o->tmp);
+    return ok;
+}
+
+/* mkdir -p, noting each directory made. */
+static int make_dir(struct sim_network *net, const char *path, char *err, size_t errcap)
+{
+    char *p = sim__xstrdup(path);
+    int rc = 0;
+    for (char *s = p + 1; rc == 0; s++) {
+        if (*s && *s != '/')
+            continue;
+        char c = *s;
+        *s = 0;
+        if (mkdir(p, 0777) == 0) {
+            net->made_dirs = sim__xrealloc(net->made_dirs,
+                                           (net->nmade_dirs + 1) * sizeof *net->made_dirs);
+            net->made_dirs[net->nmade_dirs++] = sim__xstrdup(p);
+        } else if (errno != EEXIST) {
+            snprintf(err, errcap, "%s: %s", p, strerror(errno));
+            rc = -1;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+void sim__output_dirs_release(struct sim_network *net, bool keep)
+{
+    for (size_t i = net->nmade_dirs; i-- > 0;) {
+        if (!keep)
+            rmdir(net->made_dirs[i]); /* only if empty: never anyone's files */
+        free(net->made_dirs[i]);
+    }
+    free(net->made_dirs);
+    net->made_dirs = NULL;
+    net->nmade_dirs = 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *node_name(const struct sim_network *net, uint32_t node)
+{
+    return net->cfg->nodes[node].name;
+}
+
+/* ---- traces ------------------------------------------------------------------ */
+int sim_network_open_traces(struct sim_network *net, const char *dir, char *err, size_t errcap)
+{
+    const struct sim_config *cfg = net->cfg;
+    bool any = false;
+    for (size_t i = 0; i < net->nports; i++) {
+        const struct sim_port *p = &net->ports[i];
+        if (cfg->nodes[p->node->index].trace || cfg->links[p->link].trace)
+            any = true;
+    }
+    if (!any)
+        return 0;
+    char *pdir = sim__xasprintf("%s/pcap", dir);
+    int rc = make_dir(net, dir, err, errcap) || make_dir(net, pdir, err, errcap) ? -1 : 0;
+    for (size_t i = 0; !rc && i < net->nports; i++) {
+        struct sim_port *p = &net->ports[i];
+        if (!cfg->nodes[p->node->index].trace && !cfg->links[p->link].trace)
+            continue;
+        char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
+        if (!net->pcaps)
+            net->pcaps = sim__xcalloc(net->nports, sizeof *net->pcaps);
+        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, err, errcap);
+        if (net->pcaps[i]) {
+            struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
+            tap->next = p->tap;
+            p->tap = tap;
+        } else {
+            rc = -1;
+        }
+        free(path);
+    }
+    free(pdir);
+    return rc;
+}
+
+/* ---- data checks ------------------------------------------------------------------ */
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Compare every completed message's destination with its source. */
+void sim__verify(struct sim_network *net)
+{
+    const struct sim_config *cfg = net->cfg;
+    for (size_t i = 0; i < net->nmsgs; i++) {
+        const struct cfg_msg *m = &cfg->msgs[i];
+        struct sim_msg *msg = &net->msgs[i];
+        msg->data_ok = -1;
+        if (msg->status != SIM_MSG_OK)
+            continue;
+        struct sim_host *src = (struct sim_host *)net->nodes[m->src];
+        struct sim_host *dst = (struct sim_host *)net->nodes[m->dst];
+        const struct sim_mr *l = &src->mrs[msg->lmr], *r = &dst->mrs[msg->rmr];
+        if (sim__op_is_atomic(m->op)) {
+            uint64_t orig = m->initial, final;
+            if (m->op == SIM_OP_CAS)
+                final = orig == m->compare ? m->swap_add : orig;
+            else
+                final = orig + m->swap_add;
+            msg->data_ok = le64(l->bytes) == orig && le64(r->bytes) == final;
+            continue;
+        }
+        if (!l->bytes || !r->bytes)
+            continue;
+        msg->data_ok = !memcmp(l->bytes, r->bytes, m->size);
+        if (m->op == SIM_OP_SEND_INV && r->valid)
+            msg->data_ok = 0;
+    }
+}
+
+/* ---- summary.json ------------------------------------------------------------------ */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void percentiles(FILE *f, const char *name, uint64_t *v, size_t n, double scale)
+{
+    fprintf(f, "    \"%s\": {", name);
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        long double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += v[i];
+        fprintf(f, "\"mean\": %.6f, \"p50\": %.6f, \"p99\": %.6f, \"max\": %.6f",
+                (double)(sum / n) / scale, (double)v[(n - 1) / 2] / scale,
+                (double)v[(n * 99 + 99) / 100 - 1] / scale, (double)v[n - 1] / scale);
+    }
+    fprintf(f, "}");
+}
+
+static void write_nic(FILE *f, const struct cfg_nic *n)
+{
+    char t[32];
+    sim__format_time(n->timeout, t, sizeof t);
+    fprintf(f, "{\"mtu\": %u, \"ack_coalesce\": %u, \"ack_request_every\": %u, "
+               "\"max_rd_atomic\": %u, \"timeout\": \"%s\", \"retry_count\": %u, "
+               "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u}",
+            n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
+            n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp);
+}
+
+static void write_summary(struct sim_network *net, FILE *f, double wall)
+{
+    const struct sim_config *cfg = net->cfg;
+    struct sim_totals t;
+    sim_network_totals(net, &t);
+    size_t nswitch = 0;
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        nswitch += cfg->nodes[i].kind == CFG_SWITCH;
+    char stop[32] = "none";
+    if (cfg->stop != SIM_TIME_NEVER)
+        sim__format_time(cfg->stop, stop, sizeof stop);
+    fprintf(f, "{\n  \"config\": {\n    \"file\": ");
+    json_string(f, cfg->path);
+    fprintf(f, ",\n    \"seed\": %llu,\n    \"payload\": \"%s\",\n    \"stop\": \"%s\",\n"
+               "    \"hosts\": %u,\n    \"switches\": %zu,\n    \"links\": %zu,\n"
+               "    \"messages\": %zu,\n    \"nic\": ",
+            (unsigned long long)cfg->seed, cfg->payload_data ? "data" : "none", stop, net->nhosts,
+            nswitch, cfg->nlinks, cfg->nmsgs);
+    write_nic(f, &cfg->nic);
+    fprintf(f, "\n  },\n");
+
+    uint64_t *fct = sim__xcalloc(net->nmsgs, sizeof *fct);
+    uint64_t *slow = sim__xcalloc(net->nmsgs, sizeof *slow);
+    size_t n = 0;
+    for (size_t i = 0; i < net->nmsgs; i++) {
+        const struct sim_msg *m = &net->msgs[i];
+        if (m->status != SIM_MSG_OK)
+            continue;
+        fct[n] = m->done - m->posted;
+        /* slowdown in millionths, so that it sorts and prints exactly */
+        slow[n] = m->ideal ? (uint64_t)((unsigned __int128)fct[n] * 1000000 / m->ideal) : 1000000;
+        n++;
+    }
+    fprintf(f, "  \"totals\": {\n"
+               "    \"messages\": %llu,\n    \"completed\": %llu,\n    \"failed\": %llu,\n"
+               "    \"pending\": %llu,\n    \"data_verified\": %llu,\n    \"data_corrupted\": %llu,\n"
+               "    \"bytes\": %llu,\n    \"frames\": %llu,\n    \"retransmitted\": %llu,\n"
+               "    \"tail_drops\": %llu,\n    \"link_losses\": %llu,\n    \"bad_frames_dropped\": %llu,\n"
+               "    \"end_time_ps\": %llu,\n    \"events\": %llu,\n",
+            (unsigned long long)t.messages, (unsigned long long)t.completed,
+            (unsigned long long)t.failed,
+            (unsigned long long)(t.messages - t.completed - t.failed), (unsigned long long)t.verified,
+            (unsigned long long)t.corrupted, (unsigned long long)t.bytes,
+            (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
+            (unsigned long long)t.dropped, (unsigned long long)t.lost,
+            (unsigned long long)t.bad_frames, (unsigned long long)t.end,
+            (unsigned long long)sim_events_processed(net->sim));
+    percentiles(f, "fct_us", fct, n, 1e6);
+    fprintf(f, ",\n");
+    percentiles(f, "slowdown", slow, n, 1e6);
+    fprintf(f, "\n  },\n");
+    free(fct);
+    free(slow);
+
+    fprintf(f, "  \"ports\": [");
+    for (size_t i = 0; i < net->nports; i++) {
+        const struct sim_port *p = &net->ports[i];
+        fprintf(f, "%s\n    {\"port\": \"%s\", \"peer\": \"%s\", \"tx_frames\": %llu, "
+                   "\"tx_bytes\": %llu, \"rx_frames\": %llu, \"rx_bytes\": %llu, "
+                   "\"tail_drops\": %llu, \"lost\": %llu, \"corrupted\": %llu, "
+                   "\"max_queue_bytes\": %llu",
+                i ? "," : "", p->name, p->peer->name, (unsigned long long)p->st.tx_frames,
+                (unsigned long long)p->st.tx_bytes, (unsigned long long)p->st.rx_frames,
+                (unsigned long long)p->st.rx_bytes, (unsigned long long)p->st.drops,
+                (unsigned long long)p->st.lost, (unsigned long long)p->st.corrupted,
+                (unsigned long long)p->st.max_queue);
+        sim__fabric_port_json(f, p);
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ],\n  \"flows\": [");
+    for (size_t i = 0; i < net->nconns; i++) {
+        const struct sim_conn *c = &net->conns[i];
+        fprintf(f, "%s\n    {\"hosts\": [\"%s\", \"%s\"], \"qp\": %u, \"qpn\": [%u, %u], "
+                   "\"path_mtu\": %u, \"sides\": [",
+                i ? "," : "", node_name(net, c->host[0]), node_name(net, c->host[1]), c->qp_id,
+                c->qp[0]->qpn, c->qp[1]->qpn, c->path_mtu);
+        for (int s = 0; s < 2; s++) {
+            const struct sim_qp_stats *st = &c->qp[s]->st;
+            fprintf(f, "%s{\"completed\": %llu, \"bytes\": %llu, \"tx_packets\": %llu, "
+                       "\"retransmitted\": %llu, \"rx_packets\": %llu, \"acks\": %llu, "
+                       "\"naks_seq\": %llu, \"rnr_naks\": %llu, \"naks_other\": %llu, "
+                       "\"timeouts\": %llu, \"go_back_n\": %llu}",
+                    s ? ", " : "", (unsigned long long)st->completed, (unsigned long long)st->bytes,
+                    (unsigned long long)st->tx_packets, (unsigned long long)st->retransmitted,
+                    (unsigned long long)st->rx_packets, (unsigned long long)st->acks,
+                    (unsigned long long)st->naks_seq, (unsigned long long)st->rnr_naks,
+                    (unsigned long long)st->naks_other, (unsigned long long)st->timeouts,
+                    (unsigned long long)st->rewinds);
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "\n  ],\n");
+    sim__fabric_summary_json(f, net);
+    if (net->pcie) {
+        fprintf(f, ",\n  \"pcie\": ");
+        sim__pcie_write_json(net, f);
+    }
+    if (wall >= 0)
+        fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
+    fprintf(f, "\n}\n");
+}
+
+/* ---- CSV files ------------------------------------------------------------------------ */
+static void write_messages(struct sim_network *net, FILE *f)
+{
+    const struct sim_config *cfg = net->cfg;
+    fprintf(f, "id,src,dst,qp,op,bytes,start_ps,end_ps,fct_ps,ideal_ps,slowdown,retransmissions,"
+               "status,data");
+    if (net->pcie)
+        sim__pcie_message_header(f);
+    fputc('\n', f);
+    for (size_t i = 0; i < net->nmsgs; i++) {
+        const struct cfg_msg *m = &cfg->msgs[i];
+        const struct sim_msg *msg = &net->msgs[i];
+        bool done = msg->status != SIM_MSG_PENDING;
+        fprintf(f, "%zu,%s,%s,%u,%s,%llu,%llu,", i, node_name(net, m->src), node_name(net, m->dst),
+                m->qp, sim__op_name(m->op), (unsigned long long)m->size,
+                (unsigned long long)m->start);
+        if (done) {
+            uint64_t fct = msg->done - msg->posted;
+            fprintf(f, "%llu,%llu,", (unsigned long long)msg->done, (unsigned long long)fct);
+            fprintf(f, "%llu,", (unsigned long long)msg->ideal);
+            if (msg->ideal)
+                fprintf(f, "%.6f,", (double)fct / (double)msg->ideal);
+            else
+                fprintf(f, ",");
+        } else {
+            fprintf(f, ",,%llu,,", (unsigned long long)msg->ideal);
+        }
+        fprintf(f, "%u,%s,%s", msg->retx, sim__msg_status_name(msg->status),
+                msg->data_ok < 0 ? "unchecked" : msg->data_ok ? "ok" : "corrupted");
+        if (net->pcie)
+            sim__pcie_message_row(net, i, f);
+        fputc('\n', f);
+    }
+}
+
+static void write_ports(struct sim_network *net, FILE *f)
+{
+    sim_time_t end = sim_now(net->sim);
+    fprintf(f, "port,node,peer,rate_bps,delay_ps,tx_frames,tx_bytes,rx_frames,rx_bytes,"
+               "tail_drops,lost,corrupted,max_queue_bytes,utilization\n");
+    for (size_t i = 0; i < net->nports; i++) {
+        const struct sim_port *p = &net->ports[i];
+        fprintf(f, "%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f\n", p->name,
+                node_name(net, p->node->index), p->peer->name, (unsigned long long)p->p.rate,
+                (unsigned long long)p->p.delay, (unsigned long long)p->st.tx_frames,
+                (unsigned long long)p->st.tx_bytes, (unsigned long long)p->st.rx_frames,
+                (unsigned long long)p->st.rx_bytes, (unsigned long long)p->st.drops,
+                (unsigned long long)p->st.lost, (unsigned long long)p->st.corrupted,
+                (unsigned long long)p->st.max_queue,
+                end ? (double)p->st.busy / (double)end : 0.0);
+    }
+}
+
+/* Every file is written under a temporary name first; the fabric's files
+ * and the pcaps are then put into place, and the other text files renamed
+ * last, summary.json at the very end: a directory without summary.json is
+ * not complete. */
+int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
+                      size_t errcap)
+{
+    if (make_dir(net, dir, err, errcap))
+        return -1;
+    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
+    struct out_file o[4] = {{0}};
+    bool ok = true;
+    for (size_t i = 0; ok && i < 4; i++) {
+        if (i == 2 && !net->pcie)
+            continue;
+        ok = out_open(&o[i], dir, names[i], err, errcap);
+        if (!ok)
+            break;
+        if (i == 0)
+            write_messages(net, o[i].f);
+        else if (i == 1)
+            write_ports(net, o[i].f);
+        else if (i == 2)
+            sim__pcie_write_csv(net, o[i].f);
+        else
+            write_summary(net, o[i].f, wall_seconds);
+        ok = out_close(&o[i], err, errcap);
+    }
+    if (ok && sim__fabric_write(net, dir, err, errcap))
+        ok = false;
+    if (sim__traces_close(net, ok, err, errcap))
+        ok = false;
+    for (size_t i = 0; i < 4; i++)
+        if (o[i].path && !out_finish(&o[i], ok, err, errcap))
+            ok = false;
+    sim__output_dirs_release(net, ok);
+    return ok ? 0 : -1;
+}

@@ -1,0 +1,95 @@
+/* pcap.c - pcap files of the frames crossing a port, written with libpcap
+ * (nanosecond timestamps, Ethernet link type, optional snap length) under
+ * a temporary name and renamed into place when the run is complete. Each
+ * is a tap on its port (net/net.h): the port tells it of every frame. */
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/util.h"
+#include "net/net.h"
+#include "observe/observe.h"
+
+struct sim_pcap {
+    struct sim_tap tap; /* first, for the downcast */
+    pcap_t *dead;
+    pcap_dumper_t *dump;
+    char *path, *tmp;
+    uint32_t snaplen;
+};
+
+static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_frame *f)
+{
+    struct sim_pcap *pc = (struct sim_pcap *)tap;
+    struct pcap_pkthdr h;
+    memset(&h, 0, sizeof h);
+    h.ts.tv_sec = (time_t)(t / SIM_S);
+    h.ts.tv_usec = (suseconds_t)(t % SIM_S / SIM_NS); /* nanoseconds: the file says so */
+    h.len = f->len;
+    h.caplen = f->len < pc->snaplen ? f->len : pc->snaplen;
+    pcap_dump((u_char *)pc->dump, &h, f->data);
+}
+
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap)
+{
+    pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
+                                                        PCAP_TSTAMP_PRECISION_NANO);
+    if (!dead) {
+        snprintf(err, errcap, "%s: cannot set up libpcap", path);
+        return NULL;
+    }
+    char *tmp = sim__xasprintf("%s.tmp", path);
+    pcap_dumper_t *dump = pcap_dump_open(dead, tmp);
+    if (!dump) {
+        snprintf(err, errcap, "%s", pcap_geterr(dead));
+        pcap_close(dead);
+        free(tmp);
+        return NULL;
+    }
+    struct sim_pcap *pc = sim__xcalloc(1, sizeof *pc);
+    *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .dead = dead, .dump = dump,
+                            .path = sim__xstrdup(path), .tmp = tmp, .snaplen = snaplen};
+    return pc;
+}
+
+struct sim_tap *sim__pcap_tap(struct sim_pcap *pc) { return &pc->tap; }
+
+int sim__pcap_close(struct sim_pcap *pc, bool keep)
+{
+    if (!pc)
+        return 0;
+    int rc = keep ? 0 : -1;
+    if (pcap_dump_flush(pc->dump))
+        rc = -1;
+    pcap_dump_close(pc->dump);
+    pcap_close(pc->dead);
+    if (rc == 0 && rename(pc->tmp, pc->path))
+        rc = -1;
+    if (rc)
+        remove(pc->tmp);
+    free(pc->path);
+    free(pc->tmp);
+    free(pc);
+    return rc;
+}
+
+int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errcap)
+{
+    int rc = 0;
+    for (size_t i = 0; net->pcaps && i < net->nports; i++) {
+        struct sim_port *p = &net->ports[i];
+        struct sim_pcap *pc = net->pcaps[i];
+        if (!pc)
+            continue;
+        /* the port's taps are only ever this capture's */
+        p->tap = NULL;
+        if (sim__pcap_close(pc, keep) && keep) {
+            snprintf(err, errcap, "%s: cannot write the pcap file", p->name);
+            rc = -1;
+            keep = false; /* the run's outputs are incomplete: remove the rest */
+        }
+        net->pcaps[i] = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""check_layers.py - the simulator's folders form layers, each including
+only headers of its own layer or of layers below it (docs/architecture.md).
+
+Reads every `#include "..."` under sim/, builds the folder graph, prints it,
+and fails when a file includes a header of a layer above its own, when the
+folders depend on each other in a circle, when a folder is not a known
+layer, or when a simulator file includes a codec header that is not public
+(installed).
+
+Usage: check_layers.py [TOP_SRCDIR]
+"""
+import os
+import re
+import sys
+
+# Bottom to top. A folder may include headers of its own folder and of the
+# folders before it in this list. "sim.h" at the top of sim/ is the public
+# API: it declares the outputs that observe/ writes and the network that
+# network/ builds and runs, and includes only the engine, so it counts as
+# the layer "api" between the models and those two.
+LAYERS = ["engine", "config", "net", "pcie", "fabric", "host", "api", "observe", "network"]
+TOP_HEADER_LAYER = "api"
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def public_codec_headers(top):
+    """The codec headers `make install` installs (include_HEADERS)."""
+    text = open(os.path.join(top, "Makefile.am")).read()
+    text = text.replace("\\\n", " ")
+    names = set()
+    for m in re.finditer(r"^include_HEADERS\s*\+?=(.*)$", text, re.M):
+        names.update(os.path.basename(w) for w in m.group(1).split())
+    return names
+
+
+def layer_of_header(inc):
+    if "/" in inc:
+        return inc.split("/", 1)[0]
+    if inc == "sim.h":
+        return TOP_HEADER_LAYER
+    return None  # not a simulator header
+
+
+def find_cycles(graph):
+    """Every elementary cycle's folders, found by depth-first search."""
+    cycles, state = [], {}
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif not state.get(nxt):
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if not state.get(node):
+            visit(node, [])
+    return cycles
+
+
+def main():
+    top = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("TOP_SRCDIR", ".")
+    simdir = os.path.join(top, "sim")
+    codec_public = public_codec_headers(top)
+    codec_all = {f for f in os.listdir(os.path.join(top, "codec")) if f.endswith(".h")}
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    graph, errors, counts = {}, [], {}
+
+    for folder in sorted(os.listdir(simdir)):
+        path = os.path.join(simdir, folder)
+        if not os.path.isdir(path) or folder.startswith("."):
+            continue
+        if folder not in rank:
+            errors.append(f"sim/{folder}/: not a known layer (add it to LAYERS in {sys.argv[0]})")
+            continue
+        graph.setdefault(folder, set())
+        for name in sorted(os.listdir(path)):
+            if not name.endswith((".c", ".h")):
+                continue
+            counts[folder] = counts.get(folder, 0) + 1
+            text = open(os.path.join(path, name)).read()
+            for inc in INCLUDE.findall(text):
+                where = f"sim/{folder}/{name}"
+                if inc in codec_all:
+                    if inc not in codec_public:
+                        errors.append(f"{where}: includes {inc}, a private header of the codec")
+                    continue
+                dep = layer_of_header(inc)
+                if dep is None:
+                    continue
+                if dep not in rank:
+                    errors.append(f"{where}: includes {inc} from unknown folder {dep}/")
+                    continue
+                if dep != folder:
+                    graph[folder].add(dep)
+                if rank[dep] > rank[folder]:
+                    errors.append(f"{where}: includes {inc}, of layer {dep}/ above {folder}/")
+
+    print("sim/ folder graph (a -> b: a includes headers of b), bottom layer first:")
+    for folder in LAYERS:
+        if folder in graph:
+            deps = sorted(graph[folder], key=lambda d: rank.get(d, 99))
+            print(f"  {folder:8} ({counts.get(folder, 0):2} files) -> {', '.join(deps) if deps else '-'}")
+    for cycle in find_cycles(graph):
+        errors.append("folders depend on each other in a circle: " + " -> ".join(cycle))
+    for e in errors:
+        print("error: " + e)
+    if errors:
+        print(f"{len(errors)} layering error(s)")
+        return 1
+    print("no upward include, no cycle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
