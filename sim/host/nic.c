@@ -266,8 +266,7 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
     } else {
         struct sim_qp *qp = nic->qps[pkt.bth.destqp - SIM_QPN_BASE];
         qp->st.rx_packets++;
-        unsigned ecn = pkt.present & RDMA_HDR_IP ? pkt.ip.dsfield_ecn : pkt.ipv6.tclass & 3u;
-        if (ecn == 3)
+        if (nic->transport->congested(&pkt))
             sim__dcqcn_ce(qp);
         if (pkt.op->flags & RDMA_OPF_REQUEST)
             sim__resp_receive(qp, &pkt);

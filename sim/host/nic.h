@@ -113,6 +113,9 @@ struct sim_transport_ops {
     /* Parse a received frame; false if it is to be dropped (bad ICRC,
      * malformed, not for this NIC). */
     bool (*parse)(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pkt *pkt);
+    /* Whether a parsed packet arrived marked as congestion experienced
+     * (RoCEv2: ECN CE in the IP header), for the notification point. */
+    bool (*congested)(const struct rdma_pkt *pkt);
     /* A congestion notification (DCQCN) for the queue pair's peer. */
     struct sim_frame *(*cnp)(struct sim_nic *nic, const struct sim_qp *qp);
 };

@@ -124,10 +124,18 @@ static bool parse(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pk
     return !memcmp(pkt->ipv6.dst, nic->ip6, 16);
 }
 
+/* ECN CE (RFC 3168): both ECN bits set. */
+static bool congested(const struct rdma_pkt *pkt)
+{
+    unsigned ecn = pkt->present & RDMA_HDR_IP ? pkt->ip.dsfield_ecn : pkt->ipv6.tclass & 3u;
+    return ecn == 3;
+}
+
 const struct sim_transport_ops sim__transport_rocev2 = {
     .name = "RoCEv2",
     .overhead = overhead,
     .frame = frame,
     .parse = parse,
+    .congested = congested,
     .cnp = cnp,
 };
