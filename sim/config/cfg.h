@@ -125,7 +125,7 @@ struct sim_config {
     struct cfg_msg *msgs;
     size_t nmsgs, capmsgs;
     struct cfg_fabric fabric;
-    struct sim_pcie_config *pcie; /* PCIe inside the hosts (pcie.h); NULL: none configured */
+    struct sim_pcie_config *pcie; /* PCIe inside the hosts (cfg_pcie.h); NULL: none configured */
 };
 
 /* Defaults, shared by the loader and docs/config.md. */

@@ -1,4 +1,4 @@
-/* config.c - load a configuration (docs/config.md) with libfyaml and check
+/* load.c - load a configuration (docs/config.md) with libfyaml and check
  * it before anything runs.
  *
  * The document is walked key by key against the lists of valid keys below;
@@ -14,9 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "config/load_fabric.h"
-#include "config/loader.h"
 #include "config/cfg_pcie.h"
+#include "config/loader.h"
 #include "engine/units.h"
 #include "engine/util.h"
 

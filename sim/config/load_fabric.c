@@ -1,4 +1,4 @@
-/* config_fabric.c - the fabric's configuration keys (docs/config.md, "The
+/* load_fabric.c - the fabric's configuration keys (docs/config.md, "The
  * fabric"): switch buffers, scheduling, PFC and ECN; the NIC's VLAN tag,
  * PFC, receive buffer and DCQCN; the priority map, the monitor and link
  * faults. Errors are FILE:LINE:COL: messages, like the rest of the loader.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/load_fabric.h"
+#include "config/loader.h"
 #include "config/wire.h"
 #include "engine/units.h"
 #include "engine/util.h"

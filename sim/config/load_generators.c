@@ -1,4 +1,4 @@
-/* config_gen.c - topology generators, so a large fabric needs no large file:
+/* load_generators.c - topology generators, so a large fabric needs no large file:
  * star, dumbbell, leaf-spine, and the k-ary fat-tree of Al-Fares, Loukissas
  * and Vahdat ("A Scalable, Commodity Data Center Network Architecture",
  * SIGCOMM 2008, section 3.2).

@@ -1,4 +1,4 @@
-/* pcie_config.c - the pcie sections of a configuration (docs/config.md):
+/* load_pcie.c - the pcie sections of a configuration (docs/config.md):
  * the network-wide one, each host's own, and where messages' buffers live
  * (src_mem, dst_mem, gpudirect).
  *
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/loader.h"
 #include "config/cfg_pcie.h"
+#include "config/loader.h"
 #include "engine/util.h"
 
 #define LINK_KEYS "gen", "width", "mps", "mrrs", "rcb", "completions", "delay"

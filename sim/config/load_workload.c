@@ -1,4 +1,4 @@
-/* config_workload.c - the workload: explicit messages and the generators
+/* load_workload.c - the workload: explicit messages and the generators
  * incast (N -> 1), all-to-all, permutation, and random arrivals at a load
  * with sizes drawn from a CDF file.
  *
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/loader.h"
 #include "config/cfg_pcie.h"
+#include "config/loader.h"
 #include "engine/units.h"
 #include "engine/util.h"
 

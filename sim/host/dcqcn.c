@@ -20,8 +20,8 @@
  */
 #include <stdlib.h>
 
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
 
 #define ALPHA_FLOOR 1e-6 /* below this the alpha timer stops: alpha is spent */
 

@@ -1,4 +1,4 @@
-/* pcie_dma.c - the NIC's DMA path over the host's PCIe tree (pcie.h): what
+/* dma_pcie.c - the NIC's DMA path over the host's PCIe tree (pcie/pcie.h): what
  * each step of RDMA costs in TLPs, and when the queue pairs may go on.
  *
  *   post send   CPU --MWr doorbell (8 bytes; the 64-byte WQE when inline)--> NIC BAR
@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/util.h"
 #include "host/nic.h"
 #include "pcie/pcie.h"
-#include "engine/util.h"
 
 #define DOORBELL_BYTES 8
 #define WQE_BYTES 64

@@ -5,8 +5,8 @@
  */
 #include <stdlib.h>
 
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
 
 struct sim_mr *sim__mr_lookup(struct sim_host *h, uint32_t rkey, uint64_t va, uint64_t len)
 {

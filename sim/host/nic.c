@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
 
 static int find_opcode(uint32_t want, const char *op)
 {

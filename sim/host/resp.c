@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
 
 #define RESP_STATES(X)                                                         \
     X(CHECK_PSN)                                                               \

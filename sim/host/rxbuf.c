@@ -9,8 +9,8 @@
  *
  *   link --> [ rx_buffer: ....xoff.. headroom ] --rx_rate--> NIC
  */
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
 
 void sim__rxbuf_init(struct sim_nic *nic)
 {

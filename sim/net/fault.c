@@ -1,7 +1,7 @@
 /* fault.c - links that go down and come back up at configured times.
  *
  * Going down, a link loses what is on it: the frame each end is sending
- * and the frames propagating (link.c), the frames its ends' nodes have
+ * and the frames propagating (port.c), the frames its ends' nodes have
  * queued for it, and the pauses it carried. Routes are then computed
  * again over the links that are up, at once and everywhere: the model
  * leaves routing protocol convergence out. Coming up, the ends may send

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "net/net.h"
 #include "engine/util.h"
+#include "net/net.h"
 
 #define SLAB_FRAMES 64
 #define CHUNK ((size_t)2 << 20) /* a huge page on x86-64 and most arm64 */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/net.h"
 #include "engine/util.h"
+#include "net/net.h"
 
 uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt)
 {

@@ -16,9 +16,9 @@
  */
 #include <stdlib.h>
 
+#include "engine/util.h"
 #include "fabric/fabric.h"
 #include "observe/observe.h"
-#include "engine/util.h"
 
 struct dfs {
     struct sim_monitor *mon;

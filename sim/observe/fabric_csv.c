@@ -1,4 +1,4 @@
-/* fabric_out.c - the fabric's outputs: pfc.csv, qlen.csv and rates.csv,
+/* fabric_csv.c - the fabric's outputs: pfc.csv, qlen.csv and rates.csv,
  * each written under a temporary name and renamed into place, and the
  * fabric's parts of summary.json (per-port counters, totals, deadlocks).
  * Numbers are printed exactly or with fixed precision, so two runs with
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/util.h"
 #include "host/nic.h"
 #include "observe/observe.h"
 #include "sim.h"
-#include "engine/util.h"
 
 static const char *const pfc_event_names[] = {
 #define SIM__PFC_NAME(name, str) str,

@@ -7,9 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "observe/ideal.h"
-#include "host/nic.h"
 #include "engine/util.h"
+#include "host/nic.h"
+#include "observe/ideal.h"
 
 #define ETH_MIN 60
 

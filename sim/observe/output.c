@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host/nic.h"
-#include "observe/observe.h"
-#include "sim.h"
-#include "pcie/pcie.h"
 #include "engine/units.h"
 #include "engine/util.h"
+#include "host/nic.h"
+#include "observe/observe.h"
+#include "pcie/pcie.h"
+#include "sim.h"
 
 struct out_file {
     FILE *f;

@@ -1,4 +1,4 @@
-/* pcie_output.c - what the PCIe model leaves behind: per link and direction
+/* pcie_csv.c - what the PCIe model leaves behind: per link and direction
  * counters in pcie.csv and summary.json, and each message's latency
  * breakdown in messages.csv (docs/config.md, Outputs).
  *

@@ -1,4 +1,4 @@
-/* pcie_link.c - what TLPs cost on a PCIe link, and bursts of them
+/* link.c - what TLPs cost on a PCIe link, and bursts of them
  * scheduled along a path (pcie-bench's model: Neugebauer et al., SIGCOMM
  * 2018, and its pcie-model code; PCI Express Base Specification 5.0 and 6.0).
  *
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcie/pcie.h"
 #include "engine/util.h"
+#include "pcie/pcie.h"
 
 /* Maximum ACK transmission latency and the UpdateFC transmission
  * guideline, in symbol times, by [Gen1, Gen2, Gen3 and later][x1 x2 x4 x8

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcie/pcie.h"
 #include "engine/util.h"
+#include "pcie/pcie.h"
 
 /* ---- paths --------------------------------------------------------------------- */
 struct step {
