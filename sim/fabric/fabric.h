@@ -95,7 +95,7 @@ struct sw_port {
     uint64_t quantum[SIM_PRIOS];
     struct sim_red red;
     sim_time_t storm_since[SIM_PRIOS];
-    sim_time_t watchdog_at; /* pending PFC_WATCHDOG event */
+    struct sim_timer watchdog; /* PFC_WATCHDOG: has a class been paused too long? */
 };
 
 struct sim_switch {

@@ -222,10 +222,7 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
 static void arm_watchdog(struct sim_switch *sw, struct sim_port *port, sim_time_t at)
 {
     struct sw_port *sp = &sw->sp[port->index];
-    if (at >= sp->watchdog_at)
-        return;
-    sp->watchdog_at = at;
-    sim_schedule(sw->node.comp.sim, at, &sw->node.comp, SW_EV_PFC_WATCHDOG, port);
+    sim_timer_arm(&sp->watchdog, sw->node.comp.sim, at, &sw->node.comp, SW_EV_PFC_WATCHDOG, port);
 }
 
 static void sw_paused(struct sim_node *n, struct sim_port *port, unsigned prio)
@@ -245,9 +242,8 @@ static void watchdog(struct sim_switch *sw, struct sim_port *port)
 {
     struct sw_port *sp = &sw->sp[port->index];
     sim_time_t now = sim_now(sw->node.comp.sim), limit = sw->p->watchdog, next = SIM_TIME_NEVER;
-    if (now != sp->watchdog_at)
+    if (!sim_timer_fire(&sp->watchdog, now))
         return; /* superseded by an earlier one */
-    sp->watchdog_at = SIM_TIME_NEVER;
     for (unsigned c = 0; c < SIM_PRIOS; c++) {
         uint8_t bit = (uint8_t)(1u << c);
         if (!(port->pfc.paused & bit) || (sp->storm & bit))
@@ -328,7 +324,7 @@ static void sw_init(struct sim_component *c)
         for (unsigned k = 0; k < SIM_PRIOS; k++)
             sp->quantum[k] = p->weights[k] * frame;
         sim__ecn_resolve(p, port->p.rate, &sp->red);
-        sp->watchdog_at = SIM_TIME_NEVER;
+        sim_timer_init(&sp->watchdog);
     }
     uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
     sw->mmu = (struct sim_mmu){

@@ -52,11 +52,10 @@ void sim__comp_arm(struct sim_qp *qp)
 {
     sim_time_t now = sim__qp_now(qp);
     qp->deadline = now + qp->p->timeout;
-    if (qp->timer_at == SIM_TIME_NEVER) {
-        qp->timer_at = qp->deadline;
-        sim_schedule(sim__host_of(qp)->node.comp.sim, qp->deadline, &sim__host_of(qp)->node.comp,
-                     SIM_HOST_QP_TIMEOUT, qp);
-    }
+    /* a later deadline leaves the pending event: it re-arms when it fires */
+    if (!sim_timer_armed(&qp->timer))
+        sim_timer_arm(&qp->timer, sim__host_of(qp)->node.comp.sim, qp->deadline,
+                      &sim__host_of(qp)->node.comp, SIM_HOST_QP_TIMEOUT, qp);
 }
 
 static void retire(struct comp_ctx *c, struct sim_wqe *w, enum sim_msg_status st)
@@ -323,14 +322,12 @@ void sim__comp_receive(struct sim_qp *qp, const struct rdma_pkt *pkt)
 
 void sim__comp_timer(struct sim_qp *qp)
 {
-    qp->timer_at = SIM_TIME_NEVER;
-    if (qp->deadline == SIM_TIME_NEVER)
-        return;
     sim_time_t now = sim__qp_now(qp);
+    if (!sim_timer_fire(&qp->timer, now) || qp->deadline == SIM_TIME_NEVER)
+        return;
     if (now < qp->deadline) {
-        qp->timer_at = qp->deadline;
-        sim_schedule(sim__host_of(qp)->node.comp.sim, qp->deadline, &sim__host_of(qp)->node.comp,
-                     SIM_HOST_QP_TIMEOUT, qp);
+        sim_timer_arm(&qp->timer, sim__host_of(qp)->node.comp.sim, qp->deadline,
+                      &sim__host_of(qp)->node.comp, SIM_HOST_QP_TIMEOUT, qp);
         return;
     }
     struct comp_ctx c = {.qp = qp};

@@ -35,7 +35,8 @@ void sim__dcqcn_init(struct sim_qp *qp)
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
-    cc->rate_at = cc->alpha_at = cc->timer_at = SIM_TIME_NEVER;
+    cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;
+    sim_timer_init(&cc->timer);
     cc->last_cnp = SIM_TIME_NEVER;
     qp->cc = cc;
 }
@@ -48,11 +49,8 @@ static void arm(struct sim_qp *qp)
     sim_time_t next = cc->limited ? cc->rate_at : SIM_TIME_NEVER;
     if (cc->alpha > ALPHA_FLOOR && cc->alpha_at < next)
         next = cc->alpha_at;
-    if (next >= cc->timer_at)
-        return;
-    cc->timer_at = next;
     struct sim_host *h = sim__host_of(qp);
-    sim_schedule(h->node.comp.sim, next, &h->node.comp, SIM_HOST_DCQCN, qp);
+    sim_timer_arm(&cc->timer, h->node.comp.sim, next, &h->node.comp, SIM_HOST_DCQCN, qp);
 }
 
 void sim__dcqcn_ce(struct sim_qp *qp)
@@ -114,9 +112,8 @@ static void increase(struct sim_qp *qp, bool timer)
 void sim__dcqcn_timer(struct sim_qp *qp, sim_time_t at)
 {
     struct sim_dcqcn *cc = qp->cc;
-    if (at != cc->timer_at)
+    if (!sim_timer_fire(&cc->timer, at))
         return; /* superseded by an earlier one */
-    cc->timer_at = SIM_TIME_NEVER;
     const struct cfg_dcqcn *d = params(qp);
     if (at >= cc->alpha_at) {
         cc->alpha *= 1 - d->g;

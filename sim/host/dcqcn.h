@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "engine/timer.h"
 
 /* ---- DCQCN (dcqcn.c) ------------------------------------------------------------------ */
 struct sim_qp;
@@ -17,7 +18,8 @@ struct sim_dcqcn {
     uint64_t bytes;       /* sent since the last byte-counter step */
     uint32_t t, bc;       /* timer and byte-counter steps since the last cut */
     bool limited;         /* below line rate: timers run */
-    sim_time_t rate_at, alpha_at, timer_at; /* deadlines, and the pending event */
+    sim_time_t rate_at, alpha_at; /* deadlines of the rate and alpha updates */
+    struct sim_timer timer;       /* the earlier of the two */
     sim_time_t last_cnp;  /* notification point: last CNP sent, SIM_TIME_NEVER if none */
     uint64_t cuts;
 };

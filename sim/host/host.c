@@ -312,7 +312,7 @@ struct sim_qp *sim__host_add_qp(struct sim_host *h, uint32_t conn, uint32_t peer
     qp->retry_left = (uint8_t)cn->nic.retry_count;
     qp->rnr_left = (uint8_t)cn->nic.rnr_retry;
     qp->deadline = SIM_TIME_NEVER;
-    qp->timer_at = SIM_TIME_NEVER;
+    sim_timer_init(&qp->timer);
     qp->wake_at = SIM_TIME_NEVER;
     qp->atomics = sim__xcalloc(cn->nic.max_rd_atomic, sizeof *qp->atomics);
     return qp;

@@ -203,10 +203,10 @@ static void pull(struct sim_nic *nic)
         ring_append(nic, qp);
         return;
     }
-    if (nic->npaced && nic->paced[0]->next_tx < nic->wake_at) {
-        nic->wake_at = nic->paced[0]->next_tx;
+    if (nic->npaced) {
         struct sim_host *h = nic->host;
-        sim_schedule(h->node.comp.sim, nic->wake_at, &h->node.comp, SIM_HOST_NIC_WAKE, NULL);
+        sim_timer_arm(&nic->wake, h->node.comp.sim, nic->paced[0]->next_tx, &h->node.comp,
+                      SIM_HOST_NIC_WAKE, NULL);
     }
 }
 
@@ -219,9 +219,8 @@ void sim__nic_wake(struct sim_nic *nic, struct sim_qp *qp)
 
 void sim__nic_wake_event(struct sim_nic *nic)
 {
-    if (sim_now(nic->host->node.comp.sim) != nic->wake_at)
+    if (!sim_timer_fire(&nic->wake, sim_now(nic->host->node.comp.sim)))
         return; /* superseded by an earlier one */
-    nic->wake_at = SIM_TIME_NEVER;
     if (sim__port_idle(nic->port))
         pull(nic);
 }
@@ -282,7 +281,7 @@ void sim__nic_init_fabric(struct sim_nic *nic)
     const struct cfg_nic *p = &net->cfg->nodes[nic->host->node.index].nic;
     nic->prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->dscp);
     nic->cnp_prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->fab.dcqcn.cnp_dscp);
-    nic->wake_at = SIM_TIME_NEVER;
+    sim_timer_init(&nic->wake);
     sim__pfc_port_init(nic->port, p->fab.pfc, UINT16_MAX, 0);
     sim__rxbuf_init(nic);
     for (uint32_t i = 0; i < nic->nqps; i++)

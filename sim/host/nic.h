@@ -198,7 +198,7 @@ struct sim_qp {
     sim_time_t rnr_until;
     sim_time_t wake_at;  /* the DMA wake pending, SIM_TIME_NEVER if none */
     sim_time_t deadline; /* retransmission timeout, SIM_TIME_NEVER when idle */
-    sim_time_t timer_at; /* the pending timer event, SIM_TIME_NEVER if none */
+    struct sim_timer timer; /* the pending QP_TIMEOUT, at the deadline or before it */
 
     /* responder */
     uint32_t epsn, msn;
@@ -295,7 +295,7 @@ struct sim_nic {
     struct sim_frame *cnp_head, *cnp_tail;
     struct sim_qp **paced; /* min-heap by next_tx */
     uint32_t npaced, cappaced;
-    sim_time_t wake_at;    /* pending NIC_WAKE */
+    struct sim_timer wake; /* NIC_WAKE: the first paced queue pair may send */
     struct sim_rxbuf rx;
 };
 

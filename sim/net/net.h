@@ -19,6 +19,7 @@
 
 #include "config/cfg.h"
 #include "config/wire.h"
+#include "engine/timer.h"
 #include "engine/engine.h"
 
 /* The most payload a packet carries: the largest path MTU. */
@@ -78,7 +79,7 @@ struct sim_port_pfc {
     sim_time_t refresh; /* XOFF is sent again this often */
     sim_time_t until[SIM_PRIOS], since[SIM_PRIOS]; /* pauses received */
     sim_time_t xoff_since[SIM_PRIOS];              /* pauses sent */
-    sim_time_t expire_at, refresh_at;              /* pending events, or SIM_TIME_NEVER */
+    struct sim_timer expire_timer, refresh_timer;  /* a pause obeyed ends; XOFF again */
 };
 
 struct sim_node;

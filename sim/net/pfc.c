@@ -31,7 +31,8 @@ void sim__pfc_port_init(struct sim_port *p, bool honour, uint16_t quanta, sim_ti
     s->quanta = quanta;
     s->quantum = sim__ser_time(64, p->p.rate); /* 512 bits */
     s->refresh = refresh ? refresh : (quanta * s->quantum + 1) / 2;
-    s->expire_at = s->refresh_at = SIM_TIME_NEVER;
+    sim_timer_init(&s->expire_timer);
+    sim_timer_init(&s->refresh_timer);
 }
 
 static uint32_t port_id(const struct sim_port *p) { return (uint32_t)(p - p->node->net->ports); }
@@ -111,8 +112,8 @@ static void send_frame(struct sim_port *p, uint8_t enbv, uint16_t quanta)
 static void schedule_refresh(struct sim_port *p)
 {
     struct sim *sim = p->comp.sim;
-    p->pfc.refresh_at = sim_now(sim) + p->pfc.refresh;
-    sim_schedule(sim, p->pfc.refresh_at, &p->comp, SIM_PORT_PFC_REFRESH, NULL);
+    sim_timer_arm(&p->pfc.refresh_timer, sim, sim_now(sim) + p->pfc.refresh, &p->comp,
+                  SIM_PORT_PFC_REFRESH, NULL);
 }
 
 void sim__pfc_xoff(struct sim_port *p, unsigned prio)
@@ -125,7 +126,7 @@ void sim__pfc_xoff(struct sim_port *p, unsigned prio)
     s->xoff_since[prio] = sim_now(p->comp.sim);
     send_frame(p, bit, s->quanta);
     log_row(p, prio, SIM_PFC_PAUSE, s->quanta, s->quanta * s->quantum);
-    if (s->refresh_at == SIM_TIME_NEVER)
+    if (!sim_timer_armed(&s->refresh_timer))
         schedule_refresh(p);
 }
 
@@ -137,7 +138,7 @@ void sim__pfc_xon(struct sim_port *p, unsigned prio)
         return;
     s->xoff &= (uint8_t)~bit;
     if (!s->xoff)
-        s->refresh_at = SIM_TIME_NEVER; /* the pending refresh is void */
+        sim_timer_cancel(&s->refresh_timer); /* the pending refresh is void */
     send_frame(p, bit, 0);
     log_row(p, prio, SIM_PFC_RESUME, 0, sim_now(p->comp.sim) - s->xoff_since[prio]);
 }
@@ -145,9 +146,8 @@ void sim__pfc_xon(struct sim_port *p, unsigned prio)
 void sim__pfc_refresh(struct sim_port *p)
 {
     struct sim_port_pfc *s = &p->pfc;
-    if (sim_now(p->comp.sim) != s->refresh_at)
+    if (!sim_timer_fire(&s->refresh_timer, sim_now(p->comp.sim)))
         return; /* superseded */
-    s->refresh_at = SIM_TIME_NEVER;
     if (!s->xoff)
         return;
     send_frame(p, s->xoff, s->quanta);
@@ -160,10 +160,7 @@ void sim__pfc_refresh(struct sim_port *p)
 /* ---- obeying pauses ------------------------------------------------------------ */
 static void schedule_expire(struct sim_port *p, sim_time_t at)
 {
-    if (at >= p->pfc.expire_at)
-        return;
-    p->pfc.expire_at = at;
-    sim_schedule(p->comp.sim, at, &p->comp, SIM_PORT_PFC_EXPIRE, NULL);
+    sim_timer_arm(&p->pfc.expire_timer, p->comp.sim, at, &p->comp, SIM_PORT_PFC_EXPIRE, NULL);
 }
 
 static void end_pause(struct sim_port *p, unsigned c, sim_time_t at)
@@ -228,9 +225,8 @@ void sim__pfc_expire(struct sim_port *p)
 {
     struct sim_port_pfc *s = &p->pfc;
     sim_time_t now = sim_now(p->comp.sim);
-    if (now != s->expire_at)
+    if (!sim_timer_fire(&s->expire_timer, now))
         return; /* superseded by an earlier one */
-    s->expire_at = SIM_TIME_NEVER;
     bool resumed = false;
     sim_time_t next = SIM_TIME_NEVER;
     for (unsigned c = 0; c < SIM_PRIOS; c++) {
@@ -257,7 +253,7 @@ void sim__pfc_link_down(struct sim_port *p)
         if (s->paused & (1u << c))
             end_pause(p, c, now);
     s->xoff = 0;
-    s->refresh_at = SIM_TIME_NEVER;
+    sim_timer_cancel(&s->refresh_timer);
 }
 
 void sim__pfc_settle(struct sim_port *p)

@@ -10,6 +10,7 @@
 #include "observe/ideal.h"
 #include "net/net.h"
 #include "sim.h"
+#include "engine/timer.h"
 #include "engine/units.h"
 #include "engine/util.h"
 #include "../check_run.h"
@@ -412,6 +413,51 @@ START_TEST(equal_cost_paths_are_all_used)
 }
 END_TEST
 
+/* A timer has at most one live event: arming later keeps the earlier
+ * event, arming earlier supersedes it, cancelling makes it stale. */
+struct timed {
+    struct sim_component comp;
+    struct sim_timer timer;
+    sim_time_t fired[8];
+    unsigned nfired;
+};
+
+static void timed_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct timed *t = (struct timed *)c;
+    if (sim_timer_fire(&t->timer, ev->time))
+        t->fired[t->nfired++] = ev->time;
+}
+
+static const struct sim_component_ops timed_ops = {.type = "timed", .handle = timed_handle};
+
+START_TEST(timers_fire_once_at_their_earliest_deadline)
+{
+    struct sim *sim = sim_create(1);
+    struct timed t = {0};
+    sim_timer_init(&t.timer);
+    sim_component_add(sim, &t.comp, &timed_ops, "t");
+    ck_assert(!sim_timer_armed(&t.timer));
+    sim_timer_arm(&t.timer, sim, 50, &t.comp, 0, NULL);
+    sim_timer_arm(&t.timer, sim, 80, &t.comp, 0, NULL); /* later: keeps 50 */
+    ck_assert_uint_eq(sim_events_pending(sim), 1);
+    sim_timer_arm(&t.timer, sim, 20, &t.comp, 0, NULL); /* earlier: 50 goes stale */
+    ck_assert_uint_eq(sim_events_pending(sim), 2);
+    sim_run(sim, SIM_TIME_NEVER);
+    ck_assert_uint_eq(t.nfired, 1);
+    ck_assert_uint_eq(t.fired[0], 20);
+    ck_assert(!sim_timer_armed(&t.timer));
+
+    sim_timer_arm(&t.timer, sim, 100, &t.comp, 0, NULL);
+    sim_timer_cancel(&t.timer);
+    sim_timer_arm(&t.timer, sim, 120, &t.comp, 0, NULL); /* after a cancel: schedules anew */
+    sim_run(sim, SIM_TIME_NEVER);
+    ck_assert_uint_eq(t.nfired, 2);
+    ck_assert_uint_eq(t.fired[1], 120);
+    sim_destroy(sim);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -423,6 +469,7 @@ static Suite *suite(void)
     tcase_add_test(t, teardown_with_pending_events_runs_fini_and_frees_them);
     tcase_add_test(t, two_simulations_in_one_process_are_independent);
     tcase_add_test(t, random_streams_depend_on_seed_and_name);
+    tcase_add_test(t, timers_fire_once_at_their_earliest_deadline);
     suite_add_tcase(s, t);
     t = tcase_create("units");
     tcase_add_test(t, units_are_exact);
