@@ -27,9 +27,11 @@ struct sim_network;
 /* Load and check a configuration. `sets` are KEY=VALUE overrides applied to
  * the document before it is checked (KEY is a dotted path: nic.mtu). On
  * error returns NULL and writes one line "FILE:LINE:COL: what is wrong"
- * (without newline) into err. A configuration whose run is estimated to
- * need more memory than max_memory (default: what the machine allows) is
- * an error too. */
+ * (without newline) into err, or, when an override is at fault,
+ * "override KEY=VALUE: what is wrong". A configuration whose run is
+ * estimated to need more memory than the max_memory key allows (default:
+ * what the machine allows) is an error too. Errors name configuration
+ * keys, never a program's options. */
 struct sim_config *sim_config_load(const char *path, const char *const *sets, size_t nsets,
                                    char *err, size_t errcap);
 void sim_config_free(struct sim_config *cfg);

@@ -4,7 +4,7 @@
  * The document is walked key by key against the lists of valid keys below;
  * the first problem found ends the load with one line
  * FILE:LINE:COL: what is wrong, using libfyaml's marks. Included topology
- * and workload files are copied into the main document so that --set can
+ * and workload files are copied into the main document so that overrides can
  * reach into them; positions still name the file a value came from.
  */
 #include <errno.h>
@@ -317,7 +317,7 @@ static bool check_hosts(struct loader *L)
     return ok;
 }
 
-/* ---- includes and --set ------------------------------------------------------ */
+/* ---- includes and overrides -------------------------------------------------- */
 #define MAX_FILE_BYTES (UINT64_C(1) << 30)
 
 struct doc_list {
@@ -461,7 +461,7 @@ static bool set_fail(struct loader *L, const char *text, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(L->err, L->errcap, "--set %s: %s", text, msg);
+    snprintf(L->err, L->errcap, "override %s: %s", text, msg);
     L->failed = true;
     return false;
 }

@@ -27,7 +27,7 @@ const char *sim__intern_file(struct loader *L, const char *name)
     return cfg->files[cfg->nfiles++] = sim__xstrdup(name);
 }
 
-/* The --set text a node came from, if any. */
+/* The override text (KEY=VALUE) a node came from, if any. */
 static const char *set_origin(struct loader *L, struct fy_node *n)
 {
     for (; n; n = fy_node_get_parent(n))
@@ -43,7 +43,7 @@ struct cfg_pos sim__pos(struct loader *L, struct fy_node *n)
     const char *set = set_origin(L, n);
     if (set) {
         /* no line and column: errors name the override instead */
-        char *name = sim__xasprintf("--set %s", set);
+        char *name = sim__xasprintf("override %s", set);
         p.file = sim__intern_file(L, name);
         free(name);
         return p;
@@ -97,7 +97,7 @@ static bool fail_v(struct loader *L, struct fy_node *at, struct fy_node *origin,
     if (!set && origin)
         set = set_origin(L, origin);
     if (set) {
-        snprintf(L->err, L->errcap, "--set %s: %s", set, msg);
+        snprintf(L->err, L->errcap, "override %s: %s", set, msg);
     } else if (!at) {
         snprintf(L->err, L->errcap, "%s: %s", L->file, msg);
     } else {

@@ -1,6 +1,6 @@
 /* memory.c - how much memory a run will take, estimated from the
  * configuration's counts before anything is built, and the limit it must
- * stay under: max_memory (--max-memory), or else what the machine lets the
+ * stay under: the max_memory key, or else what the machine lets the
  * process use (physical memory, its cgroup's memory.max, ulimit -v,
  * whichever is least). A configuration that would not fit is refused at the
  * line that asks for it, with the estimate, rather than killed part way by
@@ -170,6 +170,6 @@ bool sim__memory_check(struct loader *L, struct fy_node *at, const struct cfg_po
     }
     char msg[512];
     snprintf(msg, sizeof msg, "%s: %s need about %s of memory%s, more than the %s %s; "
-             "--max-memory sets another limit", what, counts, needs, data, has, source);
+             "the max_memory key sets another limit", what, counts, needs, data, has, source);
     return pos ? sim__fail_at(L, pos, "%s", msg) : sim__fail(L, at, "%s", msg);
 }

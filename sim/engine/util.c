@@ -10,7 +10,7 @@
 static void *check(void *p, size_t n)
 {
     if (!p && n) {
-        fprintf(stderr, "rdmasim: out of memory (%zu bytes)\n", n);
+        fprintf(stderr, "librdmasim: out of memory (%zu bytes)\n", n);
         abort();
     }
     return p;

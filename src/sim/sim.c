@@ -96,6 +96,29 @@ static void usage(FILE *f)
                "                       --set max_memory=SIZE)\n");
 }
 
+/* The library names an override at fault "override KEY=VALUE"; here each
+ * came from an option, and the message names that option instead. */
+static void print_config_error(const char *err, const char *seed_set, const char *memory_set)
+{
+    static const char prefix[] = "override ";
+    if (strncmp(err, prefix, sizeof prefix - 1)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    const char *set = err + sizeof prefix - 1;
+    const char *const from[] = {seed_set, memory_set};
+    const char *const option[] = {"--seed ", "--max-memory "};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = from[i] ? strlen(from[i]) : 0;
+        if (n && !strncmp(set, from[i], n) && set[n] == ':') {
+            /* "seed=VALUE: ...": the option's argument is what follows '=' */
+            fprintf(stderr, "%s%s\n", option[i], strchr(set, '=') + 1);
+            return;
+        }
+    }
+    fprintf(stderr, "--set %s\n", set);
+}
+
 static void print_summary(struct sim_network *net, const char *path, const char *out, double wall)
 {
     struct sim_totals t;
@@ -199,7 +222,7 @@ int cmd_sim(int argc, char **argv)
     char err[2048];
     struct sim_config *cfg = sim_config_load(path, (const char *const *)sets, nsets, err, sizeof err);
     if (!cfg) {
-        fprintf(stderr, "%s\n", err);
+        print_config_error(err, seed_set, memory_set);
         goto done;
     }
     if (check) {
