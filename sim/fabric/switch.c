@@ -125,7 +125,7 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
 {
     struct sim_switch *sw = sim__switch_of(n);
     struct sw_port *sp = &sw->sp[port->index];
-    uint8_t ready = sp->busy & (uint8_t)~port->pfc.paused;
+    uint8_t ready = sp->busy & (uint8_t)~port->blocked;
     if (!ready)
         return;
     uint8_t strict = ready & sw->p->strict;
@@ -171,7 +171,7 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     unsigned prio = classify(&net->cfg->fabric, &pkt);
     uint8_t bit = (uint8_t)(1u << prio);
     if (sp->storm & bit) {
-        if ((op->pfc.paused & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
+        if ((op->blocked & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
             drop(sw, f, &op->st.watchdog_drops);
             return;
         }
@@ -246,7 +246,7 @@ static void watchdog(struct sim_switch *sw, struct sim_port *port)
         return; /* superseded by an earlier one */
     for (unsigned c = 0; c < SIM_PRIOS; c++) {
         uint8_t bit = (uint8_t)(1u << c);
-        if (!(port->pfc.paused & bit) || (sp->storm & bit))
+        if (!(port->blocked & bit) || (sp->storm & bit))
             continue;
         sim_time_t due = port->pfc.since[c] + limit;
         if (due <= now) {

@@ -161,7 +161,7 @@ static void pull(struct sim_nic *nic)
     struct rdma_pkt pkt;
     if (port->down)
         return;
-    if (nic->cnp_head && !(port->pfc.paused & (1u << nic->cnp_prio))) {
+    if (nic->cnp_head && !(port->blocked & (1u << nic->cnp_prio))) {
         struct sim_frame *f = nic->cnp_head;
         nic->cnp_head = f->next;
         if (!nic->cnp_head)
@@ -171,7 +171,7 @@ static void pull(struct sim_nic *nic)
         sim__port_send(port, f, f->len);
         return;
     }
-    if (port->pfc.paused & (1u << nic->prio))
+    if (port->blocked & (1u << nic->prio))
         return; /* the end of the pause calls tx_ready */
     sim_time_t now = sim_now(port->comp.sim);
     while (nic->npaced && nic->paced[0]->next_tx <= now)
@@ -197,7 +197,7 @@ static void pull(struct sim_nic *nic)
         assert(f);
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
-            sim__dcqcn_sent(qp, f->len + SIM_ETH_WIRE_EXTRA);
+            sim__dcqcn_sent(qp, f->len + port->wire_extra);
         sim__port_send(port, f, f->len);
         /* back to the end of the ring: round robin, one packet per turn */
         ring_append(nic, qp);

@@ -12,7 +12,6 @@
 
 #include "engine/util.h"
 #include "net/net.h"
-#include "net/pfc.h"
 
 struct fault_action {
     uint32_t link;
@@ -57,7 +56,7 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
             continue;
         p->down_at = now;
         sim__port_flush(p);
-        sim__pfc_link_down(p);
+        sim__port_link_down(p);
     }
     for (int e = 0; e < 2; e++) {
         struct sim_port *p = ends[e];

@@ -69,9 +69,36 @@ struct sim_port_stats {
     uint64_t ecn_marked, cnps_sent, cnps_received;
 };
 
-/* PFC at a port (pfc.c): pauses it obeys and pauses it sends. */
+/* ---- the link-layer seam -------------------------------------------------
+ * What a port's link layer adds below the frames the nodes exchange: what
+ * a frame costs on the wire beyond its bytes, the control frames only the
+ * link layer reads, and link-level flow control, which it reports in the
+ * port's `blocked` mask (classes whose frames may not start now). Nodes
+ * read the mask and pull again when told (sim_node_ops.tx_ready); they never
+ * ask the link layer how it decided. Ethernet with PFC (pfc.c) is one link
+ * layer; InfiniBand's credits would be another.
+ *
+ *   node --frame--> [port: serialize len + wire_extra] --> link --> [port] --receive?--> node
+ *                         ^ blocked (per class)                      link layer's own frames */
+struct sim_port;
+struct sim_link_layer_ops {
+    const char *name;
+    uint8_t wire_extra; /* bytes a frame costs on the wire beyond its own */
+    /* A frame arrived at p: true when it is the link layer's own (it then
+     * owns it); otherwise it goes to the node. */
+    bool (*receive)(struct sim_port *p, struct sim_frame *f);
+    /* The port's LINK_TIMER event with the ptr the link layer gave it. */
+    void (*timer)(struct sim_port *p, void *which);
+    /* The link went down: what it carried about flow control is void. */
+    void (*link_down)(struct sim_port *p);
+    /* The run ended: close the intervals still open in the counters. */
+    void (*settle)(struct sim_port *p);
+};
+extern const struct sim_link_layer_ops sim__link_ethernet;
+
+/* PFC at a port (pfc.c): pauses it obeys (the port's `blocked` mask) and
+ * pauses it sends. */
 struct sim_port_pfc {
-    uint8_t paused;     /* priorities the peer paused: none of their frames may start */
     uint8_t xoff;       /* priorities this port is pausing its peer for */
     bool honour;        /* obey pauses (a NIC may be told not to) */
     uint16_t quanta;    /* pause time it sends */
@@ -94,10 +121,9 @@ struct sim_tap {
 
 /* The events a port handles. */
 #define SIM_PORT_EVENTS(X)                                                     \
-    X(TX_DONE, "tx-done")         /* it finished serializing a frame */       \
-    X(ARRIVAL, "arrival")         /* the last bit of a frame reached it */    \
-    X(PFC_EXPIRE, "pfc-expire")   /* a pause it obeys runs out */             \
-    X(PFC_REFRESH, "pfc-refresh") /* time to send XOFF again */
+    X(TX_DONE, "tx-done")       /* it finished serializing a frame */         \
+    X(ARRIVAL, "arrival")       /* the last bit of a frame reached it */      \
+    X(LINK_TIMER, "link-timer") /* a timer of its link layer (ptr: which) */
 
 enum sim_port_event {
 #define SIM__PORT_EV(name, str) SIM_PORT_##name,
@@ -131,12 +157,15 @@ struct sim_port {
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
     bool down;  /* the link is down (fault.c) */
     bool noisy; /* p.loss or p.ber is not zero */
+    uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
+    uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     struct sim_port_stats st;
     uint32_t index; /* on its node */
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
     char *name; /* NODE-PORT */
+    const struct sim_link_layer_ops *ll;
     struct sim_port_pfc pfc;
 } __attribute__((aligned(64)));
 _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, busy) +
@@ -153,6 +182,13 @@ static inline bool sim__port_idle(const struct sim_port *p)
 {
     return !p->sending && p->ring_head == p->ring_tail;
 }
+/* Give the port its link layer (before the run). */
+void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_ops *ll);
+/* The link layer unblocked classes of p: the node may pull again. */
+void sim__port_unblocked(struct sim_port *p);
+/* The link went down or the run ended: see sim_link_layer_ops. */
+static inline void sim__port_link_down(struct sim_port *p) { p->ll->link_down(p); }
+static inline void sim__port_settle(struct sim_port *p) { p->ll->settle(p); }
 extern const struct sim_component_ops sim__port_ops;
 
 /* ---- nodes ----------------------------------------------------------------- */

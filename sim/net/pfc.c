@@ -113,7 +113,7 @@ static void schedule_refresh(struct sim_port *p)
 {
     struct sim *sim = p->comp.sim;
     sim_timer_arm(&p->pfc.refresh_timer, sim, sim_now(sim) + p->pfc.refresh, &p->comp,
-                  SIM_PORT_PFC_REFRESH, NULL);
+                  SIM_PORT_LINK_TIMER, &p->pfc.refresh_timer);
 }
 
 void sim__pfc_xoff(struct sim_port *p, unsigned prio)
@@ -160,22 +160,17 @@ void sim__pfc_refresh(struct sim_port *p)
 /* ---- obeying pauses ------------------------------------------------------------ */
 static void schedule_expire(struct sim_port *p, sim_time_t at)
 {
-    sim_timer_arm(&p->pfc.expire_timer, p->comp.sim, at, &p->comp, SIM_PORT_PFC_EXPIRE, NULL);
+    sim_timer_arm(&p->pfc.expire_timer, p->comp.sim, at, &p->comp, SIM_PORT_LINK_TIMER,
+                  &p->pfc.expire_timer);
 }
 
 static void end_pause(struct sim_port *p, unsigned c, sim_time_t at)
 {
-    p->pfc.paused &= (uint8_t)~(1u << c);
+    p->blocked &= (uint8_t)~(1u << c);
     p->st.paused += at - p->pfc.since[c];
 }
 
-static void wake(struct sim_port *p)
-{
-    if (sim__port_idle(p) && !p->down && p->node->nops->tx_ready)
-        p->node->nops->tx_ready(p->node, p);
-}
-
-void sim__pfc_receive(struct sim_port *p, struct sim_frame *f)
+static void pfc_receive(struct sim_port *p, struct sim_frame *f)
 {
     struct sim_network *net = p->node->net;
     struct sim_port_pfc *s = &p->pfc;
@@ -202,13 +197,13 @@ void sim__pfc_receive(struct sim_port *p, struct sim_frame *f)
         if (q) {
             s->until[c] = now + q * s->quantum;
             schedule_expire(p, s->until[c]);
-            if (!(s->paused & bit)) {
-                s->paused |= bit;
+            if (!(p->blocked & bit)) {
+                p->blocked |= bit;
                 s->since[c] = now;
                 if (p->node->nops->paused)
                     p->node->nops->paused(p->node, p, c);
             }
-        } else if (s->paused & bit) {
+        } else if (p->blocked & bit) {
             end_pause(p, c, now);
             resumed = true;
         }
@@ -218,10 +213,10 @@ void sim__pfc_receive(struct sim_port *p, struct sim_frame *f)
     else
         p->st.resumes_received++;
     if (resumed)
-        wake(p);
+        sim__port_unblocked(p);
 }
 
-void sim__pfc_expire(struct sim_port *p)
+static void pfc_expire(struct sim_port *p)
 {
     struct sim_port_pfc *s = &p->pfc;
     sim_time_t now = sim_now(p->comp.sim);
@@ -230,7 +225,7 @@ void sim__pfc_expire(struct sim_port *p)
     bool resumed = false;
     sim_time_t next = SIM_TIME_NEVER;
     for (unsigned c = 0; c < SIM_PRIOS; c++) {
-        if (!(s->paused & (1u << c)))
+        if (!(p->blocked & (1u << c)))
             continue;
         if (s->until[c] <= now) {
             end_pause(p, c, s->until[c]);
@@ -242,29 +237,60 @@ void sim__pfc_expire(struct sim_port *p)
     if (next != SIM_TIME_NEVER)
         schedule_expire(p, next);
     if (resumed)
-        wake(p);
+        sim__port_unblocked(p);
 }
 
-void sim__pfc_link_down(struct sim_port *p)
+static void pfc_link_down(struct sim_port *p)
 {
     struct sim_port_pfc *s = &p->pfc;
     sim_time_t now = sim_now(p->comp.sim);
     for (unsigned c = 0; c < SIM_PRIOS; c++)
-        if (s->paused & (1u << c))
+        if (p->blocked & (1u << c))
             end_pause(p, c, now);
     s->xoff = 0;
     sim_timer_cancel(&s->refresh_timer);
 }
 
-void sim__pfc_settle(struct sim_port *p)
+static void pfc_settle(struct sim_port *p)
 {
     struct sim_port_pfc *s = &p->pfc;
     sim_time_t now = sim_now(p->comp.sim);
     for (unsigned c = 0; c < SIM_PRIOS; c++) {
-        if (!(s->paused & (1u << c)))
+        if (!(p->blocked & (1u << c)))
             continue;
         sim_time_t end = s->until[c] < now ? s->until[c] : now;
         p->st.paused += end - s->since[c];
         s->since[c] = end;
     }
 }
+
+/* ---- the Ethernet link layer ------------------------------------------------------ */
+/* MAC control frames (EtherType 0x8808) are the link layer's own. */
+static bool eth_receive(struct sim_port *p, struct sim_frame *f)
+{
+    if (f->len < 14 || f->data[12] != 0x88 || f->data[13] != 0x08)
+        return false;
+    pfc_receive(p, f);
+    return true;
+}
+
+static void eth_timer(struct sim_port *p, void *which)
+{
+    if (which == &p->pfc.expire_timer) {
+        pfc_expire(p);
+    } else {
+        /* before sending XOFF again, the node may resume what it can */
+        if (p->node->nops->pfc_refresh)
+            p->node->nops->pfc_refresh(p->node, p);
+        sim__pfc_refresh(p);
+    }
+}
+
+const struct sim_link_layer_ops sim__link_ethernet = {
+    .name = "Ethernet",
+    .wire_extra = SIM_ETH_WIRE_EXTRA,
+    .receive = eth_receive,
+    .timer = eth_timer,
+    .link_down = pfc_link_down,
+    .settle = pfc_settle,
+};

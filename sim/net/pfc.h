@@ -15,23 +15,17 @@
 
 /* ---- PFC (pfc.c) ------------------------------------------------------------
  * IEEE 802.1Qbb: MAC control frames to 01:80:C2:00:00:01, opcode 0x0101,
- * a class-enable vector and eight pause times in quanta of 512 bit times. */
+ * a class-enable vector and eight pause times in quanta of 512 bit times.
+ * Received, they set and clear the port's `blocked` classes; the Ethernet
+ * link layer (sim__link_ethernet) runs their timers. */
 /* Set up a port's PFC: whether it obeys pauses, and what it sends. */
 void sim__pfc_port_init(struct sim_port *p, bool honour, uint16_t quanta, sim_time_t refresh);
-/* A MAC control frame arrived on p (port.c hands them over). */
-void sim__pfc_receive(struct sim_port *p, struct sim_frame *f);
-/* The port's PFC_EXPIRE event: a pause it obeys ran out. */
-void sim__pfc_expire(struct sim_port *p);
 /* Start or stop pausing the peer of p for priority prio. */
 void sim__pfc_xoff(struct sim_port *p, unsigned prio);
 void sim__pfc_xon(struct sim_port *p, unsigned prio);
-/* The port's PFC_REFRESH event, after its node had its chance to XON
- * (sim_node_ops.pfc_refresh): send XOFF again where still paused. */
+/* Time to send XOFF again where still paused (after the node had its
+ * chance to XON: sim_node_ops.pfc_refresh). */
 void sim__pfc_refresh(struct sim_port *p);
-/* The link of p went down: pauses received on it are void. */
-void sim__pfc_link_down(struct sim_port *p);
-/* Close the pause intervals still open at the end of the run. */
-void sim__pfc_settle(struct sim_port *p);
 /* Report a watchdog action to the PFC trace source. */
 void sim__pfc_log_watchdog(struct sim_port *p, unsigned prio, bool storm);
 

@@ -1,15 +1,17 @@
 /* port.c - ports and the links between them.
  *
  * A port serializes one frame at a time at its link's rate (frame bytes
- * plus preamble, FCS and inter-frame gap), then the frame travels for the
+ * plus what its link layer adds: preamble, FCS and inter-frame gap on
+ * Ethernet), then the frame travels for the
  * link's propagation delay and arrives whole at the peer port: store and
  * forward. Frames may be lost (frame loss rate) or get one bit flipped
  * (bit error rate); the flipped bit lies after the fifth byte of the BTH
  * (the ICRC covers the rest of the packet, but not the BTH's fifth byte),
  * so the receiver finds a bad ICRC and drops the frame, as hardware does.
  *
- * MAC control frames (EtherType 0x8808: PFC) end at the receiving port's
- * MAC, which obeys them (pfc.c); the node never sees them. A link that
+ * The link layer's own frames (Ethernet's MAC control frames: PFC) end at
+ * the receiving port, which obeys them (pfc.c); the node never sees them.
+ * A link that
  * goes down (fault.c) loses every frame that was on it: the one being
  * serialized and those still propagating.
  */
@@ -18,14 +20,13 @@
 
 #include "engine/util.h"
 #include "net/net.h"
-#include "net/pfc.h"
 
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     struct sim *sim = p->comp.sim;
     p->sending = f;
     p->tx_start = sim_now(sim);
-    uint64_t bytes = (uint64_t)len + SIM_ETH_WIRE_EXTRA;
+    uint64_t bytes = (uint64_t)len + p->wire_extra;
     sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
     p->st.busy += t;
     p->st.tx_frames++;
@@ -118,9 +119,7 @@ static void arrival(struct sim_port *p, struct sim_frame *f)
     p->st.rx_bytes += f->len;
     for (struct sim_tap *tap = p->tap; tap; tap = tap->next)
         tap->frame(tap, sim_now(p->comp.sim), f);
-    if (f->len >= 14 && f->data[12] == 0x88 && f->data[13] == 0x08)
-        sim__pfc_receive(p, f);
-    else
+    if (!p->ll->receive(p, f))
         p->node->nops->receive(p->node, p, f);
 }
 
@@ -134,15 +133,22 @@ static void port_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_PORT_ARRIVAL:
         arrival(p, ev->ptr);
         break;
-    case SIM_PORT_PFC_EXPIRE:
-        sim__pfc_expire(p);
-        break;
-    case SIM_PORT_PFC_REFRESH:
-        if (p->node->nops->pfc_refresh)
-            p->node->nops->pfc_refresh(p->node, p);
-        sim__pfc_refresh(p);
+    case SIM_PORT_LINK_TIMER:
+        p->ll->timer(p, ev->ptr);
         break;
     }
+}
+
+void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_ops *ll)
+{
+    p->ll = ll;
+    p->wire_extra = ll->wire_extra;
+}
+
+void sim__port_unblocked(struct sim_port *p)
+{
+    if (sim__port_idle(p) && !p->down && p->node->nops->tx_ready)
+        p->node->nops->tx_ready(p->node, p);
 }
 
 static const char *const port_event_names[] = {

@@ -47,6 +47,7 @@ static void build_ports(struct sim_network *net)
             if ((8 * SIM_S) % cl->p.rate == 0)
                 p->ps_per_byte = 8 * SIM_S / cl->p.rate;
             p->down_at = SIM_TIME_NEVER;
+            sim__port_set_link_layer(p, &sim__link_ethernet);
             p->name = sim__xasprintf("%s-%u", cn->name, p->index);
             n->ports[p->index] = p;
             sim_component_add(net->sim, &p->comp, &sim__port_ops, p->name);
@@ -343,7 +344,7 @@ void sim_network_run(struct sim_network *net)
     if (net->finished < net->nmsgs)
         sim_run(net->sim, net->cfg->stop);
     for (size_t i = 0; i < net->nports; i++)
-        sim__pfc_settle(&net->ports[i]);
+        sim__port_settle(&net->ports[i]);
     sim__verify(net);
 }
 

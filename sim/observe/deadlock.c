@@ -124,7 +124,7 @@ void sim__deadlock_check(struct sim_monitor *mon)
             size_t base = (size_t)(p - net->ports) * SIM_PRIOS;
             for (unsigned c = 0; c < SIM_PRIOS; c++) {
                 const struct sw_queue *q = &sw->sp[k].q[c];
-                d.vertex[base + c] = (p->pfc.paused & (1u << c)) && q->head != q->tail &&
+                d.vertex[base + c] = (p->blocked & (1u << c)) && q->head != q->tail &&
                                      q->sent == mon->last_sent[base + c];
                 mon->last_sent[base + c] = q->sent;
                 if (!d.vertex[base + c])

@@ -1,5 +1,7 @@
 /* test_seams.c - the RC transport (requester, responder, completer) runs
- * over any wire format behind struct sim_transport_ops, not only RoCEv2.
+ * over any wire format behind struct sim_transport_ops, not only RoCEv2,
+ * and ports over any link layer behind struct sim_link_layer_ops, not only
+ * Ethernet with PFC.
  *
  * The wire format here is the least one could be: a tag, then the
  * decoded packet (struct rdma_pkt) copied as it is, then the payload. It
@@ -172,6 +174,88 @@ START_TEST(rc_recovers_losses_over_a_minimal_wire_format)
 }
 END_TEST
 
+/* ---- the link-layer seam ------------------------------------------------------------
+ * A link layer with no framing cost and a gate: every class is blocked
+ * until its timer fires at GATE_OPEN. A one-packet WRITE and its ACK then
+ * finish exactly GATE_OPEN later than over Ethernet, less the 24 bytes of
+ * preamble, FCS and gap that each of the two frames no longer costs:
+ *   done(gate) = done(Ethernet) + GATE_OPEN - 2 x 24 B x 8 / 25 Gb/s
+ *              = done(Ethernet) + GATE_OPEN - 15.36 ns. */
+#define GATE_OPEN (7 * SIM_US)
+
+static bool gate_receive(struct sim_port *p, struct sim_frame *f)
+{
+    (void)p;
+    (void)f;
+    return false; /* no frames of its own: all go to the node */
+}
+
+static void gate_timer(struct sim_port *p, void *which)
+{
+    (void)which;
+    p->blocked = 0;
+    sim__port_unblocked(p);
+}
+
+static void gate_nothing(struct sim_port *p) { (void)p; }
+
+static const struct sim_link_layer_ops gate_link = {
+    .name = "gate",
+    .wire_extra = 0,
+    .receive = gate_receive,
+    .timer = gate_timer,
+    .link_down = gate_nothing,
+    .settle = gate_nothing,
+};
+
+static const char *const ONE_WRITE =
+    "payload: data\n"
+    "topology:\n"
+    "  hosts: [h0, h1]\n"
+    "  links:\n"
+    "    - {a: h0, b: h1, rate: 25Gbps, delay: 1us}\n"
+    "workload:\n"
+    "  messages:\n"
+    "    - {src: h0, dst: h1, op: write, size: 1000}\n";
+
+static sim_time_t one_write_done(bool gated)
+{
+    char path[] = "/tmp/test_seams_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, ONE_WRITE, strlen(ONE_WRITE)), (int)strlen(ONE_WRITE));
+    close(fd);
+    char err[512];
+    struct sim_config *cfg = sim_config_load(path, NULL, 0, err, sizeof err);
+    unlink(path);
+    ck_assert_msg(cfg, "%s", err);
+    struct sim_network *net = sim_network_create(cfg);
+    if (gated) {
+        for (size_t i = 0; i < net->nports; i++) {
+            struct sim_port *p = &net->ports[i];
+            sim__port_set_link_layer(p, &gate_link);
+            p->blocked = 0xff;
+            sim_schedule(net->sim, GATE_OPEN, &p->comp, SIM_PORT_LINK_TIMER, NULL);
+        }
+    }
+    sim_network_run(net);
+    struct sim_totals t;
+    sim_network_totals(net, &t);
+    ck_assert_uint_eq(t.completed, 1);
+    ck_assert_uint_eq(t.frames, 2); /* the WRITE and its ACK: no PFC frames */
+    sim_time_t done = net->msgs[0].done;
+    sim_network_destroy(net);
+    sim_config_free(cfg);
+    return done;
+}
+
+START_TEST(ports_run_over_another_link_layer)
+{
+    sim_time_t eth = one_write_done(false), gate = one_write_done(true);
+    ck_assert_uint_eq(gate, eth + GATE_OPEN - 15360);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("seams");
@@ -179,6 +263,10 @@ static Suite *suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, rc_runs_over_a_minimal_wire_format);
     tcase_add_test(t, rc_recovers_losses_over_a_minimal_wire_format);
+    suite_add_tcase(s, t);
+    t = tcase_create("link layer");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, ports_run_over_another_link_layer);
     suite_add_tcase(s, t);
     return s;
 }
