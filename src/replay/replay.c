@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../capture.h"
+#include "capture.h"
 #include "../cli.h"
 #include "replay.h"
 
@@ -197,14 +197,14 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
     return -1;
 }
 
-static void read_capture(struct replay *r, struct capture *cap)
+static void read_capture(struct replay *r, struct rdma_capture *cap)
 {
     struct rdma_pkt pkt;
-    struct capture_frame fr;
+    struct rdma_capture_frame fr;
     int rc;
     uint64_t t0 = 0;
     r->linktype = cap->linktype;
-    while ((rc = capture_next(cap, &fr)) == 1) {
+    while ((rc = rdma_capture_next(cap, &fr)) == 1) {
         uint64_t sec = (uint64_t)fr.sec, nsec = (uint32_t)fr.nsec;
         uint64_t t = sec * 1000000000u + nsec;
         if (!r->have_t0) {
@@ -325,8 +325,8 @@ int cmd_replay(int argc, char **argv)
         return rc;
     struct replay r = {.opts = &opts, .path = argv[optind], .out = stdout};
     char errbuf[PCAP_ERRBUF_SIZE];
-    struct capture cap;
-    if (!capture_open(&cap, r.path, errbuf, sizeof errbuf)) {
+    struct rdma_capture cap;
+    if (!rdma_capture_open(&cap, r.path, errbuf, sizeof errbuf)) {
         fprintf(stderr, "rdmasim replay: %s: %s\n", r.path, errbuf);
         return EXIT_USAGE;
     }
@@ -336,13 +336,13 @@ int cmd_replay(int argc, char **argv)
                 "rdmasim replay: %s: link type %d (%s) is not supported; supported are "
                 "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
                 r.path, cap.linktype, name ? name : "unknown");
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
     char *timeline_tmp = NULL;
     if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
         fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
     if (timeline_tmp)
@@ -354,7 +354,7 @@ int cmd_replay(int argc, char **argv)
     if (opts.json)
         report_json_begin(&r);
     read_capture(&r, &cap);
-    capture_close(&cap);
+    rdma_capture_close(&cap);
     rc = EXIT_OK;
     if (r.oom) {
         fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path, r.frame);
