@@ -41,6 +41,23 @@ extern "C" {
 #define RDMA_MAC_CONTROL_PFC 0x0101
 #define RDMA_MAD_CLASS_CM 0x07
 
+/* ---- PSN arithmetic ------------------------------------------------------ */
+/* PSNs are 24 bits and compare modulo 2^24 (IBA 9.7.1): of two PSNs, the one
+ * less than half the space ahead is the later. */
+#define RDMA_PSN_MASK 0xffffffu
+
+/* Signed distance a - b in the PSN space: positive when a is after b. */
+static inline int32_t rdma_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* The PSN n after a. */
+static inline uint32_t rdma_psn_add(uint32_t a, uint32_t n)
+{
+    return (a + n) & RDMA_PSN_MASK;
+}
+
 /* Array field kinds, which decide how a byte array is printed. */
 #define RDMA_ARRAY_MAC 0
 #define RDMA_ARRAY_IPV4 1

@@ -5,7 +5,7 @@
 #                             over saved inputs (coverage.sh)
 # No source is listed here: make passes the lists automake builds
 # librdmacodec, librdmasim, the capture reader and the replay analysis from
-# (CODEC_SOURCES, SIM_SOURCES, CAPTURE_SOURCES, REPLAY_SOURCES) and those of
+# (CODEC_SOURCES, SIM_SOURCES, CAPTURE_SOURCES, REPLAY_LIB_SOURCES) and those of
 # each target's replay program (FRAME_SOURCES, ...: the target, replay_main.c
 # and what else it needs), and the pkg-config flags configure found
 # (FUZZ_CFLAGS, FUZZ_LIBS).
@@ -18,7 +18,7 @@ CC_FUZZ=${CC_FUZZ:-clang}
 : "${CODEC_SOURCES:?run through make fuzz or make fuzz-coverage}"
 : "${SIM_SOURCES:?run through make fuzz or make fuzz-coverage}"
 : "${CAPTURE_SOURCES:?run through make fuzz or make fuzz-coverage}"
-: "${REPLAY_SOURCES:?run through make fuzz or make fuzz-coverage}"
+: "${REPLAY_LIB_SOURCES:?run through make fuzz or make fuzz-coverage}"
 cflags="-g -std=gnu11 -I$top/codec -I$top/sim -I$top/capture -I$top/replay ${FUZZ_CFLAGS:-}"
 case $mode in
 fuzz)
@@ -59,7 +59,7 @@ sim=$(compile sim $SIM_SOURCES)
 # shellcheck disable=SC2086
 capture=$(compile capture $CAPTURE_SOURCES)
 # shellcheck disable=SC2086
-replay=$(compile replay $REPLAY_SOURCES)
+replay=$(compile replay $REPLAY_LIB_SOURCES)
 
 for target in frame pcap iwarp config replay; do
     case $target in

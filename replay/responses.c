@@ -7,57 +7,57 @@
  * the AETH of a READ response also acknowledges the requests before the
  * READ. Latency runs from the first request packet to that response.
  */
-#include "replay.h"
+#include "internal.h"
 
 #define DUP_WINDOW_NS 8192u /* see requests.c */
 
-static void note(struct replay *r, unsigned kind, unsigned code, struct flow *f, uint64_t packets,
-                 struct anom_event *ev)
+static void note(struct rdma_replay *r, unsigned kind, unsigned code, struct rdma_replay_flow *f, uint64_t packets,
+                 struct rdma_replay_event *ev)
 {
     ev->t = r->t;
-    if (!anomaly_add(&r->anomalies, kind, code, (int32_t)(f->id - 1), packets, ev))
+    if (!replay__anomaly_add(&r->anomalies, kind, code, (int32_t)(f->id - 1), packets, ev))
         r->oom = true;
 }
 
 /* A response for a PSN no request in the capture used. */
-static void unmatched(struct replay *r, struct flow *rf, uint32_t psn)
+static void unmatched(struct rdma_replay *r, struct rdma_replay_flow *rf, uint32_t psn)
 {
     rf->unmatched++;
-    struct anom_event ev = {.frame = {r->frame, 0, 0}, .psn = psn, .psn_end = psn};
-    note(r, ANOM_UNMATCHED, 0, rf, 1, &ev);
+    struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .psn = psn, .psn_end = psn};
+    note(r, RDMA_REPLAY_ANOM_UNMATCHED, 0, rf, 1, &ev);
 }
 
-static void complete(struct replay *r, struct flow *f, struct msg *m, enum msg_status st)
+static void complete(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m, enum rdma_replay_msg_status st)
 {
     if (!m->f_done) {
         m->f_done = r->frame;
         m->t_done = r->t;
         m->has_latency = !m->partial;
     }
-    msg_finish(r, f, m, st);
+    replay__msg_finish(r, f, m, st);
 }
 
 /* Complete the SEND, WRITE and atomic messages wholly at or before psn
  * (inclusive) or before it. READs wait for their responses. */
-static void acknowledge(struct replay *r, struct flow *f, uint32_t psn, bool inclusive)
+static void acknowledge(struct rdma_replay *r, struct rdma_replay_flow *f, uint32_t psn, bool inclusive)
 {
-    struct chan *c = &f->ch;
+    struct rdma_replay_chan *c = &f->ch;
     for (uint32_t i = 0; i < c->n; i++) {
-        struct msg *m = chan_msg(c, i);
-        uint32_t last = (m->psn + (m->npsn ? m->npsn : 1) - 1) & PSN_MASK;
-        int32_t d = psn_diff(psn, last);
+        struct rdma_replay_msg *m = replay__chan_msg(c, i);
+        uint32_t last = (m->psn + (m->npsn ? m->npsn : 1) - 1) & RDMA_PSN_MASK;
+        int32_t d = rdma_psn_diff(psn, last);
         if (d < 0 || (d == 0 && !inclusive))
             break;
-        if (m->f_done || m->kind / KIND_MODS == KIND_BASE_READ)
+        if (m->f_done || m->kind / RDMA_REPLAY_KIND_MODS == RDMA_REPLAY_KIND_BASE_READ)
             continue;
         if (!m->req_done)
             break;
-        complete(r, f, m, MSG_OK);
+        complete(r, f, m, RDMA_REPLAY_MSG_OK);
     }
-    chan_pop_done(r, f);
+    replay__chan_pop_done(r, f);
 }
 
-static bool exact_copy(const struct replay *r, const struct chan *c, const struct rdma_pkt *pkt)
+static bool exact_copy(const struct rdma_replay *r, const struct rdma_replay_chan *c, const struct rdma_pkt *pkt)
 {
     return c->resp_valid && pkt->bth.psn == c->resp_last_psn && pkt->bth.opcode == c->resp_last_opcode &&
            (!pkt->icrc.present || pkt->icrc.value == c->resp_last_icrc) && r->t >= c->resp_last_t &&
@@ -65,38 +65,38 @@ static bool exact_copy(const struct replay *r, const struct chan *c, const struc
 }
 
 /* Order of responses. Returns false if the packet is a copy to ignore. */
-static bool check_order(struct replay *r, struct flow *rf, struct chan *c, const struct rdma_pkt *pkt,
+static bool check_order(struct rdma_replay *r, struct rdma_replay_flow *rf, struct rdma_replay_chan *c, const struct rdma_pkt *pkt,
                         uint32_t acked)
 {
     if (exact_copy(r, c, pkt)) {
         rf->duplicates++;
-        struct anom_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = pkt->bth.psn,
+        struct rdma_replay_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = pkt->bth.psn,
                                 .psn_end = pkt->bth.psn};
-        note(r, ANOM_DUPLICATE, 0, rf, 1, &ev);
+        note(r, RDMA_REPLAY_ANOM_DUPLICATE, 0, rf, 1, &ev);
         return false;
     }
     if (!c->resp_valid)
         return true;
-    int32_t d = psn_diff(acked, c->resp_hi);
+    int32_t d = rdma_psn_diff(acked, c->resp_hi);
     bool nak = (pkt->present & RDMA_HDR_AETH) && rdma_aeth_kind(pkt->aeth.syndrome) != RDMA_AETH_ACK;
     bool read = pkt->op->flags & RDMA_OPF_READ;
     if (d > 0 || (d == 0 && (nak || !read) && !c->retransmitted_since_resp))
         return true;
-    struct anom_event ev = {.frame = {r->frame, c->resp_last_frame, 0}, .psn = pkt->bth.psn,
+    struct rdma_replay_event ev = {.frame = {r->frame, c->resp_last_frame, 0}, .psn = pkt->bth.psn,
                             .psn_end = c->resp_hi};
     if (c->retransmitted_since_resp) {
         /* the responder answering a retransmitted request again */
         rf->duplicates++;
-        note(r, ANOM_DUPLICATE, 1, rf, 1, &ev);
+        note(r, RDMA_REPLAY_ANOM_DUPLICATE, 1, rf, 1, &ev);
     } else {
-        note(r, ANOM_OUT_OF_ORDER, 0, rf, 1, &ev);
+        note(r, RDMA_REPLAY_ANOM_OUT_OF_ORDER, 0, rf, 1, &ev);
     }
     return true;
 }
 
-static void remember(struct replay *r, struct chan *c, const struct rdma_pkt *pkt, uint32_t acked)
+static void remember(struct rdma_replay *r, struct rdma_replay_chan *c, const struct rdma_pkt *pkt, uint32_t acked)
 {
-    if (!c->resp_valid || psn_diff(acked, c->resp_hi) > 0) {
+    if (!c->resp_valid || rdma_psn_diff(acked, c->resp_hi) > 0) {
         c->resp_hi = acked;
         c->retransmitted_since_resp = false;
     }
@@ -108,59 +108,59 @@ static void remember(struct replay *r, struct chan *c, const struct rdma_pkt *pk
     c->resp_last_frame = r->frame;
 }
 
-static void nak(struct replay *r, struct flow *f, struct flow *rf, const struct rdma_pkt *pkt)
+static void nak(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
 {
-    struct chan *c = &f->ch;
+    struct rdma_replay_chan *c = &f->ch;
     uint32_t psn = pkt->bth.psn;
     unsigned kind = rdma_aeth_kind(pkt->aeth.syndrome), value = rdma_aeth_value(pkt->aeth.syndrome);
-    struct msg *m = chan_find(c, psn);
-    struct anom_event ev = {.frame = {r->frame, m ? m->f_first : 0, 0}, .psn = psn, .psn_end = psn};
+    struct rdma_replay_msg *m = replay__chan_find(c, psn);
+    struct rdma_replay_event ev = {.frame = {r->frame, m ? m->f_first : 0, 0}, .psn = psn, .psn_end = psn};
     acknowledge(r, f, psn, false);
     rf->tl_nak++;
     if (kind == RDMA_AETH_RNR_NAK) {
         ev.value = (uint64_t)rdma_rnr_timer_us(value) * 1000;
-        note(r, ANOM_RNR_NAK, value, rf, 1, &ev);
+        note(r, RDMA_REPLAY_ANOM_RNR_NAK, value, rf, 1, &ev);
     } else {
-        note(r, ANOM_NAK, value, rf, 1, &ev);
+        note(r, RDMA_REPLAY_ANOM_NAK, value, rf, 1, &ev);
         if (value != RDMA_NAK_PSN_SEQUENCE_ERROR) {
             /* the message fails; the requester's QP goes to the error state */
-            m = chan_find(c, psn);
+            m = replay__chan_find(c, psn);
             if (m && !m->f_done) {
                 m->nak_code = (uint8_t)value;
-                complete(r, f, m, MSG_NAK);
-                chan_pop_done(r, f);
+                complete(r, f, m, RDMA_REPLAY_MSG_NAK);
+                replay__chan_pop_done(r, f);
             }
             return;
         }
     }
     c->nak_pending = true;
-    c->nak_kind = kind == RDMA_AETH_RNR_NAK ? GBN_RNR : GBN_NAK_SEQ;
+    c->nak_kind = kind == RDMA_AETH_RNR_NAK ? RDMA_REPLAY_GBN_RNR : RDMA_REPLAY_GBN_NAK_SEQ;
     c->nak_psn = psn;
     c->nak_frame = r->frame;
     c->nak_t = r->t;
 }
 
-static void read_response(struct replay *r, struct flow *f, struct flow *rf, const struct rdma_pkt *pkt,
+static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt,
                           bool dup)
 {
-    struct chan *c = &f->ch;
+    struct rdma_replay_chan *c = &f->ch;
     uint32_t psn = pkt->bth.psn, fl = pkt->op->flags;
-    chan_learn_mtu(c, pkt);
-    struct msg *m = chan_find(c, psn);
-    if (!m || m->kind / KIND_MODS != KIND_BASE_READ || m->f_done) {
+    replay__chan_learn_mtu(c, pkt);
+    struct rdma_replay_msg *m = replay__chan_find(c, psn);
+    if (!m || m->kind / RDMA_REPLAY_KIND_MODS != RDMA_REPLAY_KIND_BASE_READ || m->f_done) {
         unmatched(r, rf, psn);
         return;
     }
     if (fl & RDMA_OPF_FIRST)
         acknowledge(r, f, m->psn, false);
-    int32_t d = psn_diff(psn, m->resp_next);
+    int32_t d = rdma_psn_diff(psn, m->resp_next);
     if (d > 0) {
-        struct anom_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = m->resp_next,
-                                .psn_end = (psn - 1) & PSN_MASK, .value = (uint64_t)d};
-        note(r, ANOM_PSN_GAP, 1, rf, 1, &ev);
+        struct rdma_replay_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = m->resp_next,
+                                .psn_end = (psn - 1) & RDMA_PSN_MASK, .value = (uint64_t)d};
+        note(r, RDMA_REPLAY_ANOM_PSN_GAP, 1, rf, 1, &ev);
     }
     if (d >= 0)
-        m->resp_next = (psn + 1) & PSN_MASK;
+        m->resp_next = (psn + 1) & RDMA_PSN_MASK;
     m->resp_packets++;
     if (!dup && d >= 0) {
         m->bytes += pkt->payload_len;
@@ -168,35 +168,35 @@ static void read_response(struct replay *r, struct flow *f, struct flow *rf, con
         rf->tl_bytes += pkt->payload_len;
     }
     if (fl & RDMA_OPF_LAST) {
-        uint32_t span = (uint32_t)psn_diff(psn, m->psn) + 1;
-        if (!m->span_known && c->read_open && m == chan_msg(c, c->n - 1)) {
-            c->epsn = (m->psn + span) & PSN_MASK;
+        uint32_t span = (uint32_t)rdma_psn_diff(psn, m->psn) + 1;
+        if (!m->span_known && c->read_open && m == replay__chan_msg(c, c->n - 1)) {
+            c->epsn = (m->psn + span) & RDMA_PSN_MASK;
             c->read_open = false;
         }
         m->npsn = span;
         m->span_known = true;
-        complete(r, f, m, MSG_OK);
-        chan_pop_done(r, f);
+        complete(r, f, m, RDMA_REPLAY_MSG_OK);
+        replay__chan_pop_done(r, f);
     }
 }
 
-static void atomic_ack(struct replay *r, struct flow *f, struct flow *rf, const struct rdma_pkt *pkt)
+static void atomic_ack(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
 {
-    struct chan *c = &f->ch;
+    struct rdma_replay_chan *c = &f->ch;
     acknowledge(r, f, pkt->bth.psn, false);
-    struct msg *m = chan_find(c, pkt->bth.psn);
-    if (!m || m->kind / KIND_MODS != KIND_BASE_ATOMIC || m->f_done) {
+    struct rdma_replay_msg *m = replay__chan_find(c, pkt->bth.psn);
+    if (!m || m->kind / RDMA_REPLAY_KIND_MODS != RDMA_REPLAY_KIND_BASE_ATOMIC || m->f_done) {
         unmatched(r, rf, pkt->bth.psn);
         return;
     }
     m->resp_packets++;
-    complete(r, f, m, MSG_OK);
-    chan_pop_done(r, f);
+    complete(r, f, m, RDMA_REPLAY_MSG_OK);
+    replay__chan_pop_done(r, f);
 }
 
-void chan_response(struct replay *r, struct flow *rf, const struct rdma_pkt *pkt)
+void replay__chan_response(struct rdma_replay *r, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
 {
-    struct flow *f = flow_responder_of(r, rf, pkt);
+    struct rdma_replay_flow *f = replay__flow_responder_of(r, rf, pkt);
     uint32_t fl = pkt->op->flags, psn = pkt->bth.psn;
     if (!f) {
         /* The requests are not in the capture (or not recognisable yet). */
@@ -207,12 +207,12 @@ void chan_response(struct replay *r, struct flow *rf, const struct rdma_pkt *pkt
         unmatched(r, rf, psn);
         return;
     }
-    struct chan *c = &f->ch;
+    struct rdma_replay_chan *c = &f->ch;
     c->responses++;
     bool has_aeth = pkt->present & RDMA_HDR_AETH;
     unsigned kind = has_aeth ? rdma_aeth_kind(pkt->aeth.syndrome) : RDMA_AETH_ACK;
-    uint32_t acked = kind == RDMA_AETH_ACK ? psn : (psn - 1) & PSN_MASK;
-    bool dup_before = c->retransmitted_since_resp && c->resp_valid && psn_diff(acked, c->resp_hi) <= 0;
+    uint32_t acked = kind == RDMA_AETH_ACK ? psn : (psn - 1) & RDMA_PSN_MASK;
+    bool dup_before = c->retransmitted_since_resp && c->resp_valid && rdma_psn_diff(acked, c->resp_hi) <= 0;
     if (!check_order(r, rf, c, pkt, acked))
         return;
     if (kind == RDMA_AETH_RNR_NAK || kind == RDMA_AETH_NAK)
@@ -221,7 +221,7 @@ void chan_response(struct replay *r, struct flow *rf, const struct rdma_pkt *pkt
         read_response(r, f, rf, pkt, dup_before);
     else if (fl & RDMA_OPF_ATOMIC)
         atomic_ack(r, f, rf, pkt);
-    else if ((fl & RDMA_OPF_ACK) && c->psn_valid && !c->read_open && psn_diff(psn, c->epsn) >= 0)
+    else if ((fl & RDMA_OPF_ACK) && c->psn_valid && !c->read_open && rdma_psn_diff(psn, c->epsn) >= 0)
         unmatched(r, rf, psn);
     else if (fl & RDMA_OPF_ACK)
         acknowledge(r, f, psn, true);
