@@ -13,6 +13,9 @@
 
 #include "internal.h"
 
+/* QPNs are 24 bits (IBA 9.2): the low bits of a key's last word. */
+#define QPN_MASK 0xffffffu
+
 /* Keys are built a word at a time, in registers: staging an address byte
  * by byte and reading the key back as words (to hash and compare it, at
  * once) would stall every frame on store-to-load forwarding. */
@@ -47,7 +50,7 @@ static void lid_words(uint64_t w[2], uint16_t lid)
 
 static uint64_t last_word(unsigned kind, uint32_t qpn)
 {
-    return (uint64_t)(qpn & RDMA_PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
+    return (uint64_t)(qpn & QPN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
 }
 
 bool replay__flow_key_from_pkt(const struct rdma_pkt *pkt, struct rdma_replay_key *k)
@@ -126,13 +129,13 @@ void replay__flow_key_reverse(const struct rdma_replay_key *k, uint32_t qpn, str
         r.w[4] = (k->w[4] & ~((uint64_t)0xffff << PORT_SHIFT | 0xffff)) |
                  (uint64_t)rdma_replay_key_port(k, true) << PORT_SHIFT | rdma_replay_key_port(k, false);
     else
-        r.w[4] = (k->w[4] & ~(uint64_t)RDMA_PSN_MASK) | (qpn & RDMA_PSN_MASK);
+        r.w[4] = (k->w[4] & ~(uint64_t)QPN_MASK) | (qpn & QPN_MASK);
     *out = r;
 }
 
 uint32_t rdma_replay_key_qpn(const struct rdma_replay_key *k)
 {
-    return (uint32_t)(k->w[4] & RDMA_PSN_MASK);
+    return (uint32_t)(k->w[4] & QPN_MASK);
 }
 
 static void addr_text(const struct rdma_replay_key *k, bool dst, bool tcp, char *buf, size_t cap)

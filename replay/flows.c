@@ -203,7 +203,8 @@ struct rdma_replay_flow *replay__flow_get(struct flow_table *t, const struct rdm
     return f;
 }
 
-void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b, enum rdma_replay_pairing how)
+void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
+                        enum rdma_replay_pairing how)
 {
     struct rdma_replay_flow *both[2] = {a, b};
     for (int i = 0; i < 2; i++) {

@@ -91,8 +91,8 @@ static void replay_transport(struct rdma_replay *r, const struct rdma_pkt *pkt)
     if (pkt->status == RDMA_BAD_ICRC || pkt->status == RDMA_BAD_VCRC) {
         /* The receiving adapter drops it: count it, do not deliver it. */
         f->bad_icrc++;
-        struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .psn = pkt->bth.psn,
-                                .psn_end = pkt->bth.psn, .text = pkt->reason};
+        struct rdma_replay_event ev = {
+            .frame = {r->frame, 0, 0}, .t = r->t, .psn = pkt->bth.psn, .psn_end = pkt->bth.psn, .text = pkt->reason};
         if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_BAD_ICRC, pkt->status, (int32_t)(f->id - 1), 1, &ev))
             r->oom = true;
         return;

@@ -98,8 +98,8 @@ uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_k
 /* First flow (index + 1, 0 if none) whose source and destination are the
  * given flow's destination and source; walk on with f->pair_next. */
 uint32_t replay__flow_pair_first(const struct flow_table *t, const struct rdma_replay_key *reverse_of);
-void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b, enum rdma_replay_pairing how);
-
+void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
+                        enum rdma_replay_pairing how);
 
 /* ---- endpoints ----------------------------------------------------------------- */
 /* Fill the key of the flow a decoded packet belongs to. False if the packet

@@ -85,7 +85,8 @@ static void anomaly(struct rdma_replay *r, unsigned kind, unsigned code, const s
         r->oom = true;
 }
 
-static void bad(struct rdma_replay *r, const struct rdma_replay_flow *f, enum rdma_status st, const char *reason, uint64_t frame)
+static void bad(struct rdma_replay *r, const struct rdma_replay_flow *f, enum rdma_status st, const char *reason,
+                uint64_t frame)
 {
     if (f)
         f->iw->malformed++;
@@ -122,7 +123,8 @@ static struct rdma_replay_flow *tcp_flow(struct rdma_replay *r, const struct rdm
 }
 
 /* The flow of the direction a segment travels, with the segment counted. */
-static struct rdma_replay_flow *segment(struct rdma_replay *r, const struct rdma_pkt *pkt, const struct rdma_iwarp_seg *seg)
+static struct rdma_replay_flow *segment(struct rdma_replay *r, const struct rdma_pkt *pkt,
+                                        const struct rdma_iwarp_seg *seg)
 {
     struct rdma_replay_key k;
     replay__flow_key_from_tcp(pkt, &seg->hdr, &k);
@@ -237,8 +239,8 @@ static struct rdma_replay_msg *find_read(struct rdma_replay_flow *req, uint32_t 
     return NULL;
 }
 
-static void finish_read(struct rdma_replay *r, struct rdma_replay_flow *req, struct rdma_replay_msg *m, enum rdma_replay_msg_status st,
-                        const struct at *at)
+static void finish_read(struct rdma_replay *r, struct rdma_replay_flow *req, struct rdma_replay_msg *m,
+                        enum rdma_replay_msg_status st, const struct at *at)
 {
     if (st == RDMA_REPLAY_MSG_OK) {
         m->f_done = at->last;
@@ -275,8 +277,8 @@ static void queue_request(struct rdma_replay *r, struct rdma_replay_flow *f, str
         *q = o->m;
 }
 
-static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o, const struct rdma_iwarp_fpdu *fp,
-                          bool first, const struct at *at)
+static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o,
+                          const struct rdma_iwarp_fpdu *fp, bool first, const struct at *at)
 {
     struct rdma_replay_flow *req = peer_of(r, f);
     bool skipped;
@@ -300,7 +302,8 @@ static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, str
     }
 }
 
-static void tagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void tagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                   const struct at *at)
 {
     struct iw_open *o = &f->iw_state->tagged;
     uint8_t op = fp->rdmap.opcode;
@@ -326,7 +329,8 @@ static void tagged(struct rdma_replay *r, struct rdma_replay_flow *f, const stru
         complete_sent(r, f, o);
 }
 
-static void atomic_response(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void atomic_response(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                            const struct at *at)
 {
     struct rdma_replay_flow *req = peer_of(r, f);
     uint32_t id = fp->atomic_resp.original_request_identifier;
@@ -343,18 +347,21 @@ static void atomic_response(struct rdma_replay *r, struct rdma_replay_flow *f, c
 }
 
 /* Layer, error type and code in one anomaly code: 4, 4 and 8 bits. */
-static void terminate(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void terminate(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                      const struct at *at)
 {
     const struct rdma_rdmap_term *t = &fp->term;
     const char *what = NULL;
     if (fp->present & RDMA_IW_TERM_DDP)
         what = rdma_rdmap_opcodes[fp->term_rdmap.opcode & 0xf].name;
     f->iw->terminates++;
-    anomaly(r, RDMA_REPLAY_ANOM_TERMINATE, (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode,
-            f, at->first, at->last, 0, what);
+    anomaly(r, RDMA_REPLAY_ANOM_TERMINATE,
+            (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode, f,
+            at->first, at->last, 0, what);
 }
 
-static void untagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void untagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                     const struct at *at)
 {
     uint8_t op = fp->rdmap.opcode;
     if (op == RDMA_RDMAP_TERMINATE) {
@@ -434,7 +441,8 @@ static void mpa(struct rdma_replay *r, struct rdma_replay_flow *f, const struct 
 /* An FPDU of direction f, which the frame of direction fed completed. The
  * other direction's FPDUs come out only when a handshake frame released
  * what it held: all their octets had come by that direction's last frame. */
-static void fpdu(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_replay_flow *fed, const struct rdma_iwarp_pdu *pdu)
+static void fpdu(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_replay_flow *fed,
+                 const struct rdma_iwarp_pdu *pdu)
 {
     const struct rdma_iwarp_fpdu *fp = &pdu->fpdu;
     struct at at = {pdu->frame, frame_time(r, pdu->frame), r->frame, r->t};

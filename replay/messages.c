@@ -114,7 +114,8 @@ static void stats_add(struct rdma_replay_kind_stats *s, const struct rdma_replay
 /* Finish m with a status. For RDMA_REPLAY_MSG_OK the caller has set t_done/f_done when
  * an acknowledgement completed it; otherwise f_done is set here so that the
  * message leaves the ring. */
-void replay__msg_finish(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m, enum rdma_replay_msg_status st)
+void replay__msg_finish(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m,
+                        enum rdma_replay_msg_status st)
 {
     m->status = (uint8_t)st;
     if (!m->f_done) {
@@ -130,17 +131,18 @@ void replay__msg_finish(struct rdma_replay *r, struct rdma_replay_flow *f, struc
         r->tot.messages_failed++;
     if (st == RDMA_REPLAY_MSG_NO_ACK || st == RDMA_REPLAY_MSG_INCOMPLETE) {
         struct rdma_replay_event ev = {.frame = {m->f_first, m->f_req_last, 0},
-                                .t = m->t_first,
-                                .psn = m->psn,
-                                .psn_end = (m->psn + (m->npsn ? m->npsn : 1) - 1) & RDMA_PSN_MASK,
-                                .value = m->req_packets,
-                                .text = st == RDMA_REPLAY_MSG_INCOMPLETE ? "request packets missing" : NULL};
-        if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_MISSING_ACK, st == RDMA_REPLAY_MSG_INCOMPLETE, (int32_t)(f->id - 1), m->req_packets, &ev))
+                                       .t = m->t_first,
+                                       .psn = m->psn,
+                                       .psn_end = rdma_psn_add(m->psn, (m->npsn ? m->npsn : 1) - 1),
+                                       .value = m->req_packets,
+                                       .text = st == RDMA_REPLAY_MSG_INCOMPLETE ? "request packets missing" : NULL};
+        if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_MISSING_ACK, st == RDMA_REPLAY_MSG_INCOMPLETE,
+                                 (int32_t)(f->id - 1), m->req_packets, &ev))
             r->oom = true;
     } else if (st == RDMA_REPLAY_MSG_NO_RESPONSE || st == RDMA_REPLAY_MSG_SEGMENTS_MISSING) {
         /* iWARP: the code is the message kind; value the segments seen */
-        struct rdma_replay_event ev = {.frame = {m->f_first, m->f_req_last, 0}, .t = m->t_first,
-                                .value = m->req_packets + m->resp_packets};
+        struct rdma_replay_event ev = {
+            .frame = {m->f_first, m->f_req_last, 0}, .t = m->t_first, .value = m->req_packets + m->resp_packets};
         unsigned kind = st == RDMA_REPLAY_MSG_NO_RESPONSE ? RDMA_REPLAY_ANOM_UNANSWERED : RDMA_REPLAY_ANOM_INCOMPLETE;
         if (!replay__anomaly_add(&r->anomalies, kind, m->kind, (int32_t)(f->id - 1), ev.value, &ev))
             r->oom = true;
@@ -157,11 +159,12 @@ void replay__chan_close_gbn(struct rdma_replay *r, struct rdma_replay_flow *f)
         return;
     c->in_gbn = false;
     struct rdma_replay_event ev = {.frame = {c->gbn_first, c->gbn_last, c->gbn_trigger_frame},
-                            .t = c->gbn_t,
-                            .psn = c->gbn_psn,
-                            .psn_end = c->gbn_end,
-                            .value = c->gbn_wait};
-    if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_GO_BACK_N, c->gbn_trigger, (int32_t)(f->id - 1), c->gbn_packets, &ev))
+                                   .t = c->gbn_t,
+                                   .psn = c->gbn_psn,
+                                   .psn_end = c->gbn_end,
+                                   .value = c->gbn_wait};
+    if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_GO_BACK_N, c->gbn_trigger, (int32_t)(f->id - 1),
+                             c->gbn_packets, &ev))
         r->oom = true;
 }
 

@@ -9,7 +9,9 @@ unsigned replay__kind_of_flags(uint32_t fl)
                     : fl & RDMA_OPF_READ   ? RDMA_REPLAY_KIND_BASE_READ
                     : fl & RDMA_OPF_ATOMIC ? RDMA_REPLAY_KIND_BASE_ATOMIC
                                            : RDMA_REPLAY_KIND_BASE_SEND;
-    unsigned mod = fl & RDMA_OPF_IMM ? RDMA_REPLAY_KIND_MOD_IMM : fl & RDMA_OPF_INV ? RDMA_REPLAY_KIND_MOD_INV : RDMA_REPLAY_KIND_MOD_NONE;
+    unsigned mod = fl & RDMA_OPF_IMM   ? RDMA_REPLAY_KIND_MOD_IMM
+                   : fl & RDMA_OPF_INV ? RDMA_REPLAY_KIND_MOD_INV
+                                       : RDMA_REPLAY_KIND_MOD_NONE;
     return base * RDMA_REPLAY_KIND_MODS + mod;
 }
 

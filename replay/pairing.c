@@ -13,11 +13,12 @@ static bool answers(struct rdma_replay_chan *c, const struct rdma_pkt *pkt)
         return false;
     uint32_t psn = pkt->bth.psn;
     uint32_t lo = replay__chan_msg(c, 0)->psn;
-    uint32_t hi = c->read_open ? (c->read_hi + 1) & RDMA_PSN_MASK : c->epsn;
+    uint32_t hi = c->read_open ? rdma_psn_add(c->read_hi, 1) : c->epsn;
     return rdma_psn_diff(psn, lo) >= 0 && rdma_psn_diff(psn, hi) < 0;
 }
 
-struct rdma_replay_flow *replay__flow_responder_of(struct rdma_replay *r, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
+struct rdma_replay_flow *replay__flow_responder_of(struct rdma_replay *r, struct rdma_replay_flow *rf,
+                                                   const struct rdma_pkt *pkt)
 {
     struct flow_table *t = &r->flows;
     if (rf->peer >= 0)

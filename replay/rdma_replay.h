@@ -40,7 +40,13 @@
 /* ---- message kinds: for RoCE and InfiniBand one base operation from the
  * opcode flags, with or without immediate data or invalidate; for iWARP
  * the RDMAP messages of RFC 5040 and RFC 7306 by their own names ---------- */
-enum { RDMA_REPLAY_KIND_BASE_SEND, RDMA_REPLAY_KIND_BASE_WRITE, RDMA_REPLAY_KIND_BASE_READ, RDMA_REPLAY_KIND_BASE_ATOMIC, RDMA_REPLAY_KIND_BASES };
+enum {
+    RDMA_REPLAY_KIND_BASE_SEND,
+    RDMA_REPLAY_KIND_BASE_WRITE,
+    RDMA_REPLAY_KIND_BASE_READ,
+    RDMA_REPLAY_KIND_BASE_ATOMIC,
+    RDMA_REPLAY_KIND_BASES
+};
 enum { RDMA_REPLAY_KIND_MOD_NONE, RDMA_REPLAY_KIND_MOD_IMM, RDMA_REPLAY_KIND_MOD_INV, RDMA_REPLAY_KIND_MODS };
 #define RDMA_REPLAY_KINDS_IB (RDMA_REPLAY_KIND_BASES * RDMA_REPLAY_KIND_MODS)
 
@@ -145,7 +151,14 @@ struct rdma_replay_anomaly {
 /* ---- messages ------------------------------------------------------------ */
 /* RDMA_REPLAY_MSG_NO_RESPONSE and RDMA_REPLAY_MSG_SEGMENTS_MISSING are iWARP's: a Read or Atomic
  * Request never answered, a message whose last DDP segment never came. */
-enum rdma_replay_msg_status { RDMA_REPLAY_MSG_OK, RDMA_REPLAY_MSG_NAK, RDMA_REPLAY_MSG_NO_ACK, RDMA_REPLAY_MSG_INCOMPLETE, RDMA_REPLAY_MSG_NO_RESPONSE, RDMA_REPLAY_MSG_SEGMENTS_MISSING };
+enum rdma_replay_msg_status {
+    RDMA_REPLAY_MSG_OK,
+    RDMA_REPLAY_MSG_NAK,
+    RDMA_REPLAY_MSG_NO_ACK,
+    RDMA_REPLAY_MSG_INCOMPLETE,
+    RDMA_REPLAY_MSG_NO_RESPONSE,
+    RDMA_REPLAY_MSG_SEGMENTS_MISSING
+};
 
 struct rdma_replay_msg {
     uint64_t va;
@@ -236,8 +249,13 @@ struct rdma_replay_key {
     uint64_t w[5];
 };
 
-
-enum rdma_replay_pairing { RDMA_REPLAY_PAIR_NONE, RDMA_REPLAY_PAIR_ACK, RDMA_REPLAY_PAIR_DETH, RDMA_REPLAY_PAIR_CM, RDMA_REPLAY_PAIR_TCP };
+enum rdma_replay_pairing {
+    RDMA_REPLAY_PAIR_NONE,
+    RDMA_REPLAY_PAIR_ACK,
+    RDMA_REPLAY_PAIR_DETH,
+    RDMA_REPLAY_PAIR_CM,
+    RDMA_REPLAY_PAIR_TCP
+};
 
 struct rdma_replay_flow {
     struct rdma_replay_key key;

@@ -59,7 +59,8 @@ static bool is_duplicate(struct rdma_replay *r, struct rdma_replay_flow *f, cons
     return true;
 }
 
-static void init_message(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m, const struct rdma_pkt *pkt, bool partial)
+static void init_message(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m,
+                         const struct rdma_pkt *pkt, bool partial)
 {
     m->psn = pkt->bth.psn;
     m->t_first = r->t;
@@ -73,7 +74,8 @@ static void init_message(struct rdma_replay *r, struct rdma_replay_flow *f, stru
     }
 }
 
-static struct rdma_replay_msg *start_message(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_pkt *pkt, bool partial)
+static struct rdma_replay_msg *start_message(struct rdma_replay *r, struct rdma_replay_flow *f,
+                                             const struct rdma_pkt *pkt, bool partial)
 {
     struct rdma_replay_msg *m = replay__chan_push(r, f);
     if (m)
@@ -82,7 +84,8 @@ static struct rdma_replay_msg *start_message(struct rdma_replay *r, struct rdma_
 }
 
 /* Add a request packet to its message; returns the PSNs it occupies. */
-static uint32_t fill(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m, const struct rdma_pkt *pkt)
+static uint32_t fill(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m,
+                     const struct rdma_pkt *pkt)
 {
     struct rdma_replay_chan *c = &f->ch;
     uint32_t fl = pkt->op->flags, psn = pkt->bth.psn;
@@ -119,8 +122,8 @@ static uint32_t fill(struct rdma_replay *r, struct rdma_replay_flow *f, struct r
             /* Path MTU unknown: 256 to 4096 bytes per response packet. */
             span = span_for(m->dmalen, 4096);
             c->read_open = true;
-            c->read_lo = (psn + span) & RDMA_PSN_MASK;
-            c->read_hi = (psn + span_for(m->dmalen, 256)) & RDMA_PSN_MASK;
+            c->read_lo = rdma_psn_add(psn, span);
+            c->read_hi = rdma_psn_add(psn, span_for(m->dmalen, 256));
         }
         m->npsn = span;
     } else {
@@ -164,7 +167,7 @@ static void new_packet(struct rdma_replay *r, struct rdma_replay_flow *f, const 
         m = start_message(r, f, pkt, true);
     }
     if (m)
-        c->epsn = (pkt->bth.psn + fill(r, f, m, pkt)) & RDMA_PSN_MASK;
+        c->epsn = rdma_psn_add(pkt->bth.psn, fill(r, f, m, pkt));
 }
 
 static void retransmission(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_pkt *pkt)
@@ -207,7 +210,7 @@ static void retransmission(struct rdma_replay *r, struct rdma_replay_flow *f, co
     uint32_t span = m && (pkt->op->flags & RDMA_OPF_READ) && m->npsn ? m->npsn : 1;
     c->gbn_packets++;
     c->gbn_last = r->frame;
-    c->gbn_next = (psn + span) & RDMA_PSN_MASK;
+    c->gbn_next = rdma_psn_add(psn, span);
     if (rdma_psn_diff(c->gbn_next, c->epsn) >= 0)
         replay__chan_close_gbn(r, f);
 }
@@ -267,9 +270,9 @@ void replay__chan_request(struct rdma_replay *r, struct rdma_replay_flow *f, con
         replay__chan_close_gbn(r, f);
         if (d > 0) {
             struct rdma_replay_event ev = {.frame = {c->last_frame, r->frame, 0},
-                                    .psn = c->epsn,
-                                    .psn_end = (psn - 1) & RDMA_PSN_MASK,
-                                    .value = (uint64_t)d};
+                                           .psn = c->epsn,
+                                           .psn_end = (psn - 1) & RDMA_PSN_MASK,
+                                           .value = (uint64_t)d};
             note(r, RDMA_REPLAY_ANOM_PSN_GAP, 0, f, 1, &ev);
         }
         new_packet(r, f, pkt);

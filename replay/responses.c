@@ -27,7 +27,8 @@ static void unmatched(struct rdma_replay *r, struct rdma_replay_flow *rf, uint32
     note(r, RDMA_REPLAY_ANOM_UNMATCHED, 0, rf, 1, &ev);
 }
 
-static void complete(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m, enum rdma_replay_msg_status st)
+static void complete(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_msg *m,
+                     enum rdma_replay_msg_status st)
 {
     if (!m->f_done) {
         m->f_done = r->frame;
@@ -44,7 +45,7 @@ static void acknowledge(struct rdma_replay *r, struct rdma_replay_flow *f, uint3
     struct rdma_replay_chan *c = &f->ch;
     for (uint32_t i = 0; i < c->n; i++) {
         struct rdma_replay_msg *m = replay__chan_msg(c, i);
-        uint32_t last = (m->psn + (m->npsn ? m->npsn : 1) - 1) & RDMA_PSN_MASK;
+        uint32_t last = rdma_psn_add(m->psn, (m->npsn ? m->npsn : 1) - 1);
         int32_t d = rdma_psn_diff(psn, last);
         if (d < 0 || (d == 0 && !inclusive))
             break;
@@ -65,13 +66,13 @@ static bool exact_copy(const struct rdma_replay *r, const struct rdma_replay_cha
 }
 
 /* Order of responses. Returns false if the packet is a copy to ignore. */
-static bool check_order(struct rdma_replay *r, struct rdma_replay_flow *rf, struct rdma_replay_chan *c, const struct rdma_pkt *pkt,
-                        uint32_t acked)
+static bool check_order(struct rdma_replay *r, struct rdma_replay_flow *rf, struct rdma_replay_chan *c,
+                        const struct rdma_pkt *pkt, uint32_t acked)
 {
     if (exact_copy(r, c, pkt)) {
         rf->duplicates++;
-        struct rdma_replay_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = pkt->bth.psn,
-                                .psn_end = pkt->bth.psn};
+        struct rdma_replay_event ev = {
+            .frame = {c->resp_last_frame, r->frame, 0}, .psn = pkt->bth.psn, .psn_end = pkt->bth.psn};
         note(r, RDMA_REPLAY_ANOM_DUPLICATE, 0, rf, 1, &ev);
         return false;
     }
@@ -82,8 +83,8 @@ static bool check_order(struct rdma_replay *r, struct rdma_replay_flow *rf, stru
     bool read = pkt->op->flags & RDMA_OPF_READ;
     if (d > 0 || (d == 0 && (nak || !read) && !c->retransmitted_since_resp))
         return true;
-    struct rdma_replay_event ev = {.frame = {r->frame, c->resp_last_frame, 0}, .psn = pkt->bth.psn,
-                            .psn_end = c->resp_hi};
+    struct rdma_replay_event ev = {
+        .frame = {r->frame, c->resp_last_frame, 0}, .psn = pkt->bth.psn, .psn_end = c->resp_hi};
     if (c->retransmitted_since_resp) {
         /* the responder answering a retransmitted request again */
         rf->duplicates++;
@@ -108,7 +109,8 @@ static void remember(struct rdma_replay *r, struct rdma_replay_chan *c, const st
     c->resp_last_frame = r->frame;
 }
 
-static void nak(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
+static void nak(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf,
+                const struct rdma_pkt *pkt)
 {
     struct rdma_replay_chan *c = &f->ch;
     uint32_t psn = pkt->bth.psn;
@@ -140,8 +142,8 @@ static void nak(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_r
     c->nak_t = r->t;
 }
 
-static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt,
-                          bool dup)
+static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf,
+                          const struct rdma_pkt *pkt, bool dup)
 {
     struct rdma_replay_chan *c = &f->ch;
     uint32_t psn = pkt->bth.psn, fl = pkt->op->flags;
@@ -155,12 +157,14 @@ static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, str
         acknowledge(r, f, m->psn, false);
     int32_t d = rdma_psn_diff(psn, m->resp_next);
     if (d > 0) {
-        struct rdma_replay_event ev = {.frame = {c->resp_last_frame, r->frame, 0}, .psn = m->resp_next,
-                                .psn_end = (psn - 1) & RDMA_PSN_MASK, .value = (uint64_t)d};
+        struct rdma_replay_event ev = {.frame = {c->resp_last_frame, r->frame, 0},
+                                       .psn = m->resp_next,
+                                       .psn_end = (psn - 1) & RDMA_PSN_MASK,
+                                       .value = (uint64_t)d};
         note(r, RDMA_REPLAY_ANOM_PSN_GAP, 1, rf, 1, &ev);
     }
     if (d >= 0)
-        m->resp_next = (psn + 1) & RDMA_PSN_MASK;
+        m->resp_next = rdma_psn_add(psn, 1);
     m->resp_packets++;
     if (!dup && d >= 0) {
         m->bytes += pkt->payload_len;
@@ -170,7 +174,7 @@ static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, str
     if (fl & RDMA_OPF_LAST) {
         uint32_t span = (uint32_t)rdma_psn_diff(psn, m->psn) + 1;
         if (!m->span_known && c->read_open && m == replay__chan_msg(c, c->n - 1)) {
-            c->epsn = (m->psn + span) & RDMA_PSN_MASK;
+            c->epsn = rdma_psn_add(m->psn, span);
             c->read_open = false;
         }
         m->npsn = span;
@@ -180,7 +184,8 @@ static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, str
     }
 }
 
-static void atomic_ack(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf, const struct rdma_pkt *pkt)
+static void atomic_ack(struct rdma_replay *r, struct rdma_replay_flow *f, struct rdma_replay_flow *rf,
+                       const struct rdma_pkt *pkt)
 {
     struct rdma_replay_chan *c = &f->ch;
     acknowledge(r, f, pkt->bth.psn, false);

@@ -61,7 +61,9 @@ static void iwarp_message(FILE *o, const struct rdma_replay_msg *m)
     if (m->has_reth)
         fprintf(o, ",\"stag\":\"0x%08" PRIx32 "\",\"tagged_offset\":\"0x%016" PRIx64 "\"", m->rkey, m->va);
     if (m->kind == RDMA_REPLAY_KIND_IW_READ)
-        fprintf(o, ",\"read_size\":%" PRIu32 ",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_tagged_offset\":\"0x%016" PRIx64 "\"",
+        fprintf(o,
+                ",\"read_size\":%" PRIu32 ",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_tagged_offset\":\"0x%016" PRIx64
+                "\"",
                 m->dmalen, m->sink_stag, m->sink_to);
     if (m->kind == RDMA_REPLAY_KIND_IW_ATOMIC)
         fprintf(o, ",\"request_id\":%" PRIu32, m->atomic_id);
@@ -75,7 +77,8 @@ void report_json_message(struct report *r, const struct rdma_replay_flow *f, con
     fputs(r->first_message_out ? ",\n" : "\n", o);
     r->first_message_out = true;
     fprintf(o, "{\"flow\":%" PRIu32 ",\"conversation\":%" PRIu32 ",\"protocol\":\"%s\",\"kind\":\"%s\",\"requester\":",
-            f->id, rdma_replay_conv_id(r->an, f), rdma_proto_name((enum rdma_proto)f->proto), rdma_replay_kind_name(m->kind));
+            f->id, rdma_replay_conv_id(r->an, f), rdma_proto_name((enum rdma_proto)f->proto),
+            rdma_replay_kind_name(m->kind));
     endpoint_addr(o, &f->key, false);
     fputs(",\"responder\":", o);
     endpoint_addr(o, &f->key, true);
@@ -121,7 +124,9 @@ static void kind_stats(FILE *o, const struct rdma_replay_kind_stats *ks, const c
         fprintf(o, "\"count\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"packets\":%" PRIu64,
                 s->count, s->failed, s->bytes, s->packets);
         if (s->lat_n)
-            fprintf(o, ",\"latency_ns\":{\"count\":%" PRIu64 ",\"min\":%" PRIu64 ",\"avg\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            fprintf(o,
+                    ",\"latency_ns\":{\"count\":%" PRIu64 ",\"min\":%" PRIu64 ",\"avg\":%" PRIu64 ",\"max\":%" PRIu64
+                    "}",
                     s->lat_n, s->lat_min, s->lat_sum / s->lat_n, s->lat_max);
         else
             fputs(",\"latency_ns\":null", o);
@@ -308,7 +313,8 @@ static void anomalies(struct report *r)
         const struct rdma_replay_anomaly *a = &r->anom[idx[i]];
         char code[128];
         anomaly_code_text(a, code, sizeof code);
-        fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", rdma_replay_anomaly_name(a->kind), a->code);
+        fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", rdma_replay_anomaly_name(a->kind),
+                a->code);
         json_str(o, code);
         if (a->flow >= 0) {
             const struct rdma_replay_flow *f = rdma_replay_flow(r->an, (uint32_t)a->flow);
@@ -377,10 +383,10 @@ void report_json_end(struct report *r)
             ",\"wire_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"conversations\":%" PRIu32 ",\"flows\":%" PRIu32
             ",\"messages\":%" PRIu64 ",\"messages_failed\":%" PRIu64 ",\"cm_messages\":%" PRIu64
             ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s}",
-            r->tot->t0_sec, r->tot->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->tot->frames, r->tot->rdma_frames,
-            r->tot->other_frames, r->tot->bad_frames, r->tot->snapped_frames, r->tot->wire_bytes, r->tot->t_last, n, r->nflows,
-            r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages, r->tot->mgmt_frames, r->nconns,
-            r->damaged ? "true" : "false");
+            r->tot->t0_sec, r->tot->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->tot->frames,
+            r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames, r->tot->snapped_frames, r->tot->wire_bytes,
+            r->tot->t_last, n, r->nflows, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages,
+            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false");
     fputs(",\"message_kinds\":[", o);
     struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
     for (uint32_t i = 0; i < r->nflows; i++) {

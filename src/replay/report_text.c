@@ -49,7 +49,8 @@ static void connections(struct report *r)
             "MTU", "frames REQ/REP/RTU/DREQ/DREP", "setup");
     for (uint32_t i = 0; i < r->nconns && i < r->opts->top; i++) {
         const struct rdma_replay_conn *c = &r->conns[i];
-        struct conv_end a = {.qpn = c->active_qpn, .qpn_known = true}, p = {.qpn = c->passive_qpn, .qpn_known = c->have_rep};
+        struct conv_end a = {.qpn = c->active_qpn, .qpn_known = true},
+                        p = {.qpn = c->passive_qpn, .qpn_known = c->have_rep};
         rdma_replay_addr_format(&c->active_to_passive, false, a.addr, sizeof a.addr);
         rdma_replay_addr_format(&c->active_to_passive, true, p.addr, sizeof p.addr);
         char ea[96], ep[96], psn[16], frames[64], setup[32] = "-";
@@ -128,8 +129,8 @@ static void message_kinds(struct report *r)
             fmt_duration(mx, sizeof mx, s->lat_max);
             snprintf(lat, sizeof lat, "%s / %s / %s", mn, av, mx);
         }
-        fprintf(o, "  %-34s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", rdma_replay_kind_name(k), s->count, s->failed,
-                b, s->packets, lat);
+        fprintf(o, "  %-34s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", rdma_replay_kind_name(k), s->count,
+                s->failed, b, s->packets, lat);
     }
 }
 
@@ -169,7 +170,8 @@ static void describe(char *buf, size_t cap, const struct rdma_replay_anomaly *a,
         break;
     case RDMA_REPLAY_ANOM_GO_BACK_N:
         fmt_duration(v, sizeof v, ev->value);
-        snprintf(buf, cap, "PSN %" PRIu32 "-%" PRIu32 " resent in frames %" PRIu64 "-%" PRIu64 ", %s after frame %" PRIu64,
+        snprintf(buf, cap,
+                 "PSN %" PRIu32 "-%" PRIu32 " resent in frames %" PRIu64 "-%" PRIu64 ", %s after frame %" PRIu64,
                  ev->psn, ev->psn_end, ev->frame[0], ev->frame[1], v, ev->frame[2]);
         return;
     case RDMA_REPLAY_ANOM_RNR_NAK:
@@ -247,7 +249,8 @@ static void anomalies(struct report *r)
         char code[128], conv[16] = "-", what[512];
         anomaly_code_text(a, code, sizeof code);
         if (a->flow >= 0)
-            snprintf(conv, sizeof conv, "%" PRIu32, rdma_replay_conv_id(r->an, rdma_replay_flow(r->an, (uint32_t)a->flow)));
+            snprintf(conv, sizeof conv, "%" PRIu32,
+                     rdma_replay_conv_id(r->an, rdma_replay_flow(r->an, (uint32_t)a->flow)));
         size_t n = 0;
         what[0] = 0;
         if (a->kind == RDMA_REPLAY_ANOM_CNP || a->kind == RDMA_REPLAY_ANOM_ECN_CE || a->kind == RDMA_REPLAY_ANOM_FECN) {
@@ -271,7 +274,8 @@ static void anomalies(struct report *r)
             if (a->count > EXAMPLES && n < sizeof what)
                 snprintf(what + n, sizeof what - n, "; ...");
         }
-        fprintf(o, "  %-26s %-48s %-5s %-7" PRIu64 " %s\n", rdma_replay_anomaly_name(a->kind), code, conv, a->count, what);
+        fprintf(o, "  %-26s %-48s %-5s %-7" PRIu64 " %s\n", rdma_replay_anomaly_name(a->kind), code, conv, a->count,
+                what);
     }
     if (r->nanom > rows)
         fprintf(o, "  ... and %" PRIu32 " more rows (--top, --json)\n", r->nanom - rows);

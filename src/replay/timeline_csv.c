@@ -43,9 +43,9 @@ bool timeline_pfc_row(void *ctx, const struct rdma_replay *an, uint64_t lo, cons
     else
         snprintf(prio, sizeof prio, "all");
     fprintf(r->timeline,
-            "%" PRIu64 ",%" PRIu64 ",pfc,%s,,PFC priority %s from %02x:%02x:%02x:%02x:%02x:%02x,0,0,0,0,0,0,0,0,%" PRIu64
-            ",%" PRIu64 "\n",
-            lo, r->opts->interval_ns, prio, prio, e->mac[0], e->mac[1], e->mac[2], e->mac[3], e->mac[4],
-            e->mac[5], e->tl_frames, paused);
+            "%" PRIu64 ",%" PRIu64
+            ",pfc,%s,,PFC priority %s from %02x:%02x:%02x:%02x:%02x:%02x,0,0,0,0,0,0,0,0,%" PRIu64 ",%" PRIu64 "\n",
+            lo, r->opts->interval_ns, prio, prio, e->mac[0], e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5],
+            e->tl_frames, paused);
     return true;
 }
