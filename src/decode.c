@@ -38,12 +38,13 @@
 
 #include "capture.h"
 #include "cli.h"
-#include "out.h"
 #include "rdma_codec.h"
 #include "rdma_iwarp.h"
+#include "rdma_text.h"
 
 #define OUT_BUFFER (1u << 20)
 #define LINE_MAX_BYTES 16384
+#define FILE_TEXT_MAX 4096 /* of a line: the file name, quoted, cut if need be */
 #define CHUNK_FRAMES 2048
 #define CHUNK_BYTES (4u << 20) /* of frame data */
 #define CHUNK_OUT (1u << 20)   /* first size of a chunk's text; it grows */
@@ -102,7 +103,7 @@ static void sink_write(struct sink *s, const char *p, size_t n)
         s->failed = true;
 }
 
-static size_t put_u64(char *p, uint64_t v) { return (size_t)(out_put_u64(p, v) - p); }
+static size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
 
 /* The text of a time's seconds and its point, kept from line to line:
  * consecutive frames mostly fall in the same second. */
@@ -110,7 +111,7 @@ struct time_text {
     bool valid;
     int64_t sec;
     size_t len;
-    char text[OUT_U64_MAX + 2];
+    char text[RDMA_U64_DIGITS + 2];
 };
 
 /* seconds.nanoseconds, nine fraction digits */
@@ -130,7 +131,7 @@ static size_t put_time(char *p, struct time_text *tt, int64_t sec, uint32_t nsec
     p += tt->len;
     uint32_t v = nsec % 1000000000;
     *p = (char)('0' + v / 100000000);
-    out_put8(p + 1, v % 100000000);
+    rdma_put_digits8(p + 1, v % 100000000);
     return tt->len + 9;
 }
 
@@ -163,15 +164,8 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
     size_t n = put_str(p, "{\"frame\":");
     n += put_u64(p + n, frame);
     if (file) {
-        n += put_str(p + n, ",\"file\":\"");
-        for (const char *c = file; *c && n < 4096; c++) {
-            if (*c == '"' || *c == '\\')
-                p[n++] = '\\';
-            if ((unsigned char)*c < 0x20)
-                continue;
-            p[n++] = *c;
-        }
-        p[n++] = '"';
+        n += put_str(p + n, ",\"file\":");
+        n += rdma_json_string(file, p + n, FILE_TEXT_MAX);
     }
     n += put_str(p + n, ",\"ts\":\"");
     n += put_time(p + n, tt, h->sec, (uint32_t)h->nsec);

@@ -10,6 +10,7 @@
 
 #include "rdma_iwarp.h"
 #include "rdma_replay.h"
+#include "rdma_text.h"
 
 struct replay_opts {
     bool json;

@@ -11,26 +11,11 @@
 
 #include "report.h"
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(o, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(o, "\\u%04x", ch);
-        else
-            fputc(ch, o);
-    }
-    fputc('"', o);
-}
-
 void report_json_begin(struct report *r)
 {
     FILE *o = r->out;
     fputs("{\"file\":", o);
-    json_str(o, r->path);
+    rdma_json_fputs(r->path, o);
     fputs(",\"messages\":[", o);
 }
 
@@ -38,7 +23,7 @@ static void endpoint_addr(FILE *o, const struct rdma_replay_key *k, bool dst)
 {
     char a[RDMA_REPLAY_ADDR_TEXT_MAX];
     rdma_replay_addr_format_ip(k, dst, a, sizeof a);
-    json_str(o, a);
+    rdma_json_fputs(a, o);
 }
 
 /* An iWARP message: DDP segments for packets, STag and tagged offset or
@@ -212,7 +197,7 @@ static void conv_end_json(FILE *o, const struct conv_view *c, const struct conv_
 {
     fputs("{\"address\":", o);
     if (!e->tcp) {
-        json_str(o, e->addr);
+        rdma_json_fputs(e->addr, o);
         if (e->qpn_known)
             fprintf(o, ",\"qpn\":%" PRIu32 "}", e->qpn);
         else
@@ -276,9 +261,9 @@ static void connections(struct report *r)
         rdma_replay_addr_format(&c->active_to_passive, false, a, sizeof a);
         rdma_replay_addr_format(&c->active_to_passive, true, p, sizeof p);
         fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"active\":", i ? "," : "", i + 1);
-        json_str(o, a);
+        rdma_json_fputs(a, o);
         fprintf(o, ",\"active_qpn\":%" PRIu32 ",\"passive\":", c->active_qpn);
-        json_str(o, p);
+        rdma_json_fputs(p, o);
         if (c->have_rep)
             fprintf(o, ",\"passive_qpn\":%" PRIu32 ",\"active_start_psn\":%" PRIu32, c->passive_qpn, c->active_psn);
         else
@@ -315,7 +300,7 @@ static void anomalies(struct report *r)
         anomaly_code_text(a, code, sizeof code);
         fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", rdma_replay_anomaly_name(a->kind),
                 a->code);
-        json_str(o, code);
+        rdma_json_fputs(code, o);
         if (a->flow >= 0) {
             const struct rdma_replay_flow *f = rdma_replay_flow(r->an, (uint32_t)a->flow);
             fprintf(o, ",\"conversation\":%" PRIu32 ",\"flow\":%" PRIu32, rdma_replay_conv_id(r->an, f), f->id);
@@ -334,7 +319,7 @@ static void anomalies(struct report *r)
                     ev->psn, ev->psn_end, ev->value);
             if (ev->text) {
                 fputs(",\"text\":", o);
-                json_str(o, ev->text);
+                rdma_json_fputs(ev->text, o);
             }
             fputc('}', o);
         }
