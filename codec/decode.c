@@ -66,23 +66,12 @@ static void decode_cm(struct rdma_pkt *pkt, const uint8_t *data)
     struct rdma_cm *cm = &pkt->cm;
     cm->attr = pkt->mad.attributeid;
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        DECODE_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req, data);
+#define DECODE_CM(name, id, member, type, FIELDS)                              \
+    case RDMA_CM_##name:                                                       \
+        DECODE_FIELDS(FIELDS, &cm->u.member, data);                            \
         break;
-    case RDMA_CM_REP:
-        DECODE_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep, data);
-        break;
-    case RDMA_CM_REJ:
-        DECODE_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej, data);
-        break;
-    case RDMA_CM_DREQ:
-        DECODE_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq, data);
-        break;
-    case RDMA_CM_RTU:
-    case RDMA_CM_DREP:
-    case RDMA_CM_MRA:
-        DECODE_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu, data);
-        break;
+        RDMA_CM_MESSAGES(DECODE_CM)
+#undef DECODE_CM
     default:
         return;
     }

@@ -121,23 +121,12 @@ static void put_mad_payload(struct writer *w, const struct rdma_pkt *pkt)
     const struct rdma_cm *cm = &pkt->cm;
     uint8_t *d = p + CM_DATA_OFFSET;
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        ENCODE_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req, d);
+#define ENCODE_CM(name, id, member, type, FIELDS)                              \
+    case RDMA_CM_##name:                                                       \
+        ENCODE_FIELDS(FIELDS, &cm->u.member, d);                               \
         break;
-    case RDMA_CM_REP:
-        ENCODE_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep, d);
-        break;
-    case RDMA_CM_REJ:
-        ENCODE_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej, d);
-        break;
-    case RDMA_CM_DREQ:
-        ENCODE_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq, d);
-        break;
-    case RDMA_CM_RTU:
-    case RDMA_CM_DREP:
-    case RDMA_CM_MRA:
-        ENCODE_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu, d);
-        break;
+        RDMA_CM_MESSAGES(ENCODE_CM)
+#undef ENCODE_CM
     }
 }
 

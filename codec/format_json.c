@@ -238,19 +238,13 @@ static void json_cm(struct out *o, const struct rdma_cm *cm)
     out_chr(o, '{');
     member_str(o, "msg", rdma_cm_message_name(cm->attr));
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        JSON_FIELDS(o, RDMA_CM_REQ_FIELDS, &cm->u.req);
+#define JSON_CM(name, id, member, type, FIELDS)                                \
+    case RDMA_CM_##name:                                                       \
+        JSON_FIELDS(o, FIELDS, &cm->u.member);                                 \
         break;
-    case RDMA_CM_REP:
-        JSON_FIELDS(o, RDMA_CM_REP_FIELDS, &cm->u.rep);
-        break;
-    case RDMA_CM_REJ:
-        JSON_FIELDS(o, RDMA_CM_REJ_FIELDS, &cm->u.rej);
-        break;
-    case RDMA_CM_DREQ:
-        JSON_FIELDS(o, RDMA_CM_DREQ_FIELDS, &cm->u.dreq);
-        break;
-    default:
+        RDMA_CM_MESSAGES(JSON_CM)
+#undef JSON_CM
+    default: /* an attribute the encoder was given: every CM message opens with the IDs */
         JSON_FIELDS(o, RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu);
     }
     close_with(o, '}');
