@@ -3,10 +3,10 @@
  *
  * A pause time is in quanta of 512 bit times, so its duration depends on the
  * link speed (5.12 ns per quantum at 100 Gb/s), which the capture does not
- * record: --link-speed gives it. A new frame for a priority restarts its
- * timer (it replaces, not adds to, the time left) and a zero time resumes at
- * once (802.1Q-2018 36.1.3.2), so the time paused is the union of the
- * [t, t + duration) intervals cut short by later frames.
+ * record: the configuration's link_bps gives it. A new frame for a priority
+ * restarts its timer (it replaces, not adds to, the time left) and a zero
+ * time resumes at once (802.1Q-2018 36.1.3.2), so the time paused is the
+ * union of the [t, t + duration) intervals cut short by later frames.
  * PAUSE frames stop every priority; they are kept as priority "all".
  */
 #include <stdlib.h>
