@@ -163,7 +163,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
     })
 
 #define member_u64(o, name, v)                                                 \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {                  \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {              \
         p = put_lit(p, "\"" name "\":");                                       \
         p = put_digits(p, (v));                                                \
         *p++ = ',';                                                            \

@@ -50,7 +50,7 @@ enum {
 enum { RDMA_REPLAY_KIND_MOD_NONE, RDMA_REPLAY_KIND_MOD_IMM, RDMA_REPLAY_KIND_MOD_INV, RDMA_REPLAY_KIND_MODS };
 #define RDMA_REPLAY_KINDS_IB (RDMA_REPLAY_KIND_BASES * RDMA_REPLAY_KIND_MODS)
 
-#define RDMA_REPLAY_IWARP_KINDS(X)                                                         \
+#define RDMA_REPLAY_IWARP_KINDS(X)                                             \
     X(WRITE, "iWARP RDMA Write")                                               \
     X(READ, "iWARP RDMA Read")                                                 \
     X(SEND, "iWARP Send")                                                      \
@@ -63,15 +63,15 @@ enum { RDMA_REPLAY_KIND_MOD_NONE, RDMA_REPLAY_KIND_MOD_IMM, RDMA_REPLAY_KIND_MOD
 
 enum {
     RDMA_REPLAY_KIND_IW_BEFORE = RDMA_REPLAY_KINDS_IB - 1,
-#define IW_KIND_ENUM(name, text) RDMA_REPLAY_KIND_IW_##name,
-    RDMA_REPLAY_IWARP_KINDS(IW_KIND_ENUM)
-#undef IW_KIND_ENUM
+#define RDMA__REPLAY_IW_ENUM(name, text) RDMA_REPLAY_KIND_IW_##name,
+    RDMA_REPLAY_IWARP_KINDS(RDMA__REPLAY_IW_ENUM)
+#undef RDMA__REPLAY_IW_ENUM
     RDMA_REPLAY_KINDS
 };
 const char *rdma_replay_kind_name(unsigned kind);
 
 /* ---- anomalies (name, text, severity: lower sorts first) ---------------- */
-#define RDMA_REPLAY_ANOMALY_KINDS(X)                                                       \
+#define RDMA_REPLAY_ANOMALY_KINDS(X)                                           \
     X(NAK, "NAK", 0)                                                           \
     X(MISSING_ACK, "missing acknowledgement", 1)                               \
     X(GO_BACK_N, "go-back-N episode", 1)                                       \
@@ -107,7 +107,7 @@ const char *rdma_replay_anomaly_name(unsigned kind);
 unsigned rdma_replay_anomaly_severity(unsigned kind);
 
 /* What started a go-back-N episode. */
-#define RDMA_REPLAY_GBN_TRIGGERS(X)                                                        \
+#define RDMA_REPLAY_GBN_TRIGGERS(X)                                            \
     X(TIMEOUT, "timeout (no NAK seen)")                                        \
     X(NAK_SEQ, "NAK PSN sequence error")                                       \
     X(RNR, "RNR NAK")
@@ -134,8 +134,8 @@ struct rdma_replay_event {
 #define RDMA_REPLAY_SAMPLES 16
 
 /* Occurrences of one kind, with one code, in one flow (flow -1: none, as for
- * bad frames and PFC). Counts are exact; the first RDMA_REPLAY_SAMPLES occurrences
- * are kept with their frames. */
+ * bad frames and PFC). Counts are exact; the first RDMA_REPLAY_SAMPLES
+ * occurrences are kept with their frames. */
 struct rdma_replay_anomaly {
     uint8_t kind;
     uint16_t code;     /* NAK code, GBN trigger, PFC priority, decoder status */
@@ -149,8 +149,9 @@ struct rdma_replay_anomaly {
 };
 
 /* ---- messages ------------------------------------------------------------ */
-/* RDMA_REPLAY_MSG_NO_RESPONSE and RDMA_REPLAY_MSG_SEGMENTS_MISSING are iWARP's: a Read or Atomic
- * Request never answered, a message whose last DDP segment never came. */
+/* RDMA_REPLAY_MSG_NO_RESPONSE and RDMA_REPLAY_MSG_SEGMENTS_MISSING are
+ * iWARP's: a Read or Atomic Request never answered, a message whose last
+ * DDP segment never came. */
 enum rdma_replay_msg_status {
     RDMA_REPLAY_MSG_OK,
     RDMA_REPLAY_MSG_NAK,
