@@ -165,7 +165,7 @@ static bool snapped(const struct rdma_pkt *pkt)
            pkt->payload && pkt->frame_len < pkt->wire_len;
 }
 
-void replay__frame(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
+static void ingest(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
 {
     r->tot.frames++;
     r->tot.wire_bytes += pkt->wire_len;
@@ -205,4 +205,26 @@ void replay__frame(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status
         return;
     }
     replay_transport(r, pkt);
+}
+
+bool rdma_replay_frame(struct rdma_replay *r, int64_t sec, int64_t nsec, struct rdma_pkt *pkt,
+                       enum rdma_status st, const uint8_t *data)
+{
+    if (r->oom)
+        return false;
+    /* the widths libpcap gives them: seconds signed, the fraction below 1e9 */
+    uint64_t s = (uint64_t)sec, ns = (uint32_t)nsec;
+    uint64_t t = s * 1000000000u + ns;
+    if (!r->have_t0) {
+        r->have_t0 = true;
+        r->t0 = t;
+        r->tot.t0_sec = s;
+        r->tot.t0_nsec = ns;
+    }
+    r->frame++;
+    r->t = t > r->t0 ? t - r->t0 : 0;
+    if (r->t > r->tot.t_last)
+        r->tot.t_last = r->t;
+    ingest(r, pkt, st, data);
+    return !r->oom;
 }

@@ -147,10 +147,8 @@ struct rdma_replay {
     uint32_t tl_n, tl_cap;
 };
 
-/* ingest.c: one decoded frame (and its bytes) into the analysis */
-void replay__frame(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data);
-/* One more frame of flow f: packets, bytes, first and last seen, and the
- * timeline's interval. */
+/* ingest.c (which also holds rdma_replay_frame()): one more frame of flow
+ * f, its packets, bytes, first and last seen, and the timeline's interval. */
 void replay__flow_count_frame(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_pkt *pkt);
 /* iwarp.c */
 /* A TCP segment: the flow of its direction when it belongs to an MPA

@@ -1,6 +1,6 @@
-/* replay.c - the analysis as the library's users see it: made, fed one
- * decoded frame at a time (ingest.c takes it from there), finished at the
- * end of the capture, read, freed. */
+/* replay.c - the analysis as the library's users see it: made, finished
+ * at the end of the capture, read, freed; fed one decoded frame at a time
+ * in between (ingest.c). */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -15,28 +15,6 @@ struct rdma_replay *rdma_replay_new(const struct rdma_replay_config *cfg, const 
         r->cb = *cb;
     r->timeline = r->cfg.interval_ns && (r->cb.flow_interval || r->cb.pfc_interval);
     return r;
-}
-
-bool rdma_replay_frame(struct rdma_replay *r, int64_t sec, int64_t nsec, struct rdma_pkt *pkt,
-                       enum rdma_status st, const uint8_t *data)
-{
-    if (r->oom)
-        return false;
-    /* the widths libpcap gives them: seconds signed, the fraction below 1e9 */
-    uint64_t s = (uint64_t)sec, ns = (uint32_t)nsec;
-    uint64_t t = s * 1000000000u + ns;
-    if (!r->have_t0) {
-        r->have_t0 = true;
-        r->t0 = t;
-        r->tot.t0_sec = s;
-        r->tot.t0_nsec = ns;
-    }
-    r->frame++;
-    r->t = t > r->t0 ? t - r->t0 : 0;
-    if (r->t > r->tot.t_last)
-        r->tot.t_last = r->t;
-    replay__frame(r, pkt, st, data);
-    return !r->oom;
 }
 
 bool rdma_replay_finish(struct rdma_replay *r)

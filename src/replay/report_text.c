@@ -110,9 +110,11 @@ static void message_kinds(struct report *r)
 {
     FILE *o = r->out;
     struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
-    for (uint32_t i = 0; i < r->nflows; i++)
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct rdma_replay_kind_stats *ks = rdma_replay_flow(r->an, i)->ch.ks;
         for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++)
-            rdma_replay_kind_stats_merge(&all[k], &rdma_replay_flow(r->an, i)->ch.ks[k]);
+            rdma_replay_kind_stats_merge(&all[k], &ks[k]);
+    }
     fprintf(o, "\nMessages\n");
     fprintf(o, "  %-34s %-8s %-7s %-10s %-8s %s\n", "kind", "count", "failed", "bytes", "packets",
             "latency min / avg / max");
