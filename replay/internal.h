@@ -24,7 +24,7 @@
 /* The operation a packet belongs to, from its rdma_opcodes[] flags. */
 unsigned replay__kind_of_flags(uint32_t opflags);
 
-
+/* ---- anomalies --------------------------------------------------------------- */
 struct anomalies {
     struct rdma_replay_anomaly *v;
     uint32_t n, cap;
@@ -36,9 +36,8 @@ struct anomalies {
 void replay__anomalies_free(struct anomalies *a);
 /* Count one occurrence; `ev` is kept as an example while there is room.
  * Returns false when memory ran out. */
-bool replay__anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow,
-                 uint64_t packets, const struct rdma_replay_event *ev);
-
+bool replay__anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow, uint64_t packets,
+                         const struct rdma_replay_event *ev);
 
 /* ---- iWARP stream state of one direction ---------------------------------- */
 /* A message whose DDP segments are arriving: segments of a message carry
@@ -63,7 +62,7 @@ struct replay__iw_flow {
     struct iw_open tagged, untagged[IW_QUEUES];
 };
 
-
+/* ---- flows ------------------------------------------------------------------ */
 /* Kinds of address in a key (see struct rdma_replay_key). */
 enum addr_kind { ADDR_IP, ADDR_LID, ADDR_TCP };
 
@@ -112,6 +111,7 @@ bool replay__flow_key_is_tcp(const struct rdma_replay_key *k);
 void replay__flow_key_reverse(const struct rdma_replay_key *k, uint32_t qpn, struct rdma_replay_key *out);
 uint64_t replay__flow_key_hash(const struct rdma_replay_key *k);
 
+/* ---- CM connections (cm.c) and PFC senders (pfc.c) ---------------------------- */
 struct conns {
     struct rdma_replay_conn *v;
     uint32_t n, cap;
