@@ -12,7 +12,8 @@ separated by a TAB:
     ID  FILE  ORIGINAL  REPLACEMENT  TEST [TEST...]
 
 ORIGINAL must occur exactly once in FILE (a list gone stale after an edit
-is reported, not guessed at). A TEST is a test program or script of
+is reported, not guessed at); in ORIGINAL and REPLACEMENT, \\n stands for a
+newline, \\t for a TAB and \\\\ for a backslash. A TEST is a test program or script of
 `make check` (tests/sim/test_sim.py), optionally narrowed to unittest
 names after a colon (tests/sim/test_sim.py:Loss.test_rnr_nak_waits_for_the_receive,
 several joined with '+'). A mutant is CAUGHT when any of its tests fails
@@ -35,6 +36,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 
 
+def unescape(text):
+    """\\n is a newline and \\t a TAB in ORIGINAL and REPLACEMENT, \\\\ a backslash."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in "nt\\":
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}[text[i + 1]])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def parse(path):
     mutants = []
     with open(path) as f:
@@ -46,6 +60,7 @@ def parse(path):
             if len(fields) != 5:
                 sys.exit(f"{path}:{n}: want 5 TAB-separated fields, got {len(fields)}")
             mid, file, orig, repl, tests = fields
+            orig, repl = unescape(orig), unescape(repl)
             mutants.append({"id": mid, "file": file, "orig": orig, "repl": repl,
                             "tests": tests.split(), "line": n})
     return mutants
