@@ -84,13 +84,17 @@ class _LimitedResult(unittest.TextTestResult):
 
 
 def main(default_limit=60):
-    """Run the unittest cases of __main__, each under its time limit, and
-    exit 0, 1, or 77 when every test was skipped."""
+    """Run the unittest cases of __main__, each under its time limit
+    (default_limit seconds unless @limit says otherwise), and exit 1 when
+    one failed, else 77 when any was skipped (a suite that did not run
+    all of itself must not report PASS), else 0."""
     _LimitedResult.default_limit = default_limit
     runner = unittest.TextTestRunner(resultclass=_LimitedResult, verbosity=1)
     result = unittest.main(exit=False, testRunner=runner, verbosity=1).result
     if not result.wasSuccessful():
         sys.exit(1)
-    if result.testsRun and len(result.skipped) == result.testsRun:
+    if result.skipped:
+        for test, why in result.skipped:
+            print(f"SKIP: {test.id()}: {why}")
         sys.exit(EXIT_SKIP)
     sys.exit(0)

@@ -13,6 +13,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from testlib import main  # noqa: E402
 REAL = os.path.join(TOP, "pcaps", "real")
 
 
@@ -304,4 +306,4 @@ class Fragments(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(default_limit=30)
