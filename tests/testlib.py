@@ -63,6 +63,19 @@ class TimeLimitExceeded(AssertionError):
     pass
 
 
+def script_limit(seconds_, name=None):
+    """For a suite written as a script: fail it (exit 1, naming the limit)
+    if it runs longer than `seconds_` (scaled), instead of hanging. The
+    exception raised in the wait for a program kills that program."""
+    lim = seconds_ * SCALE
+    what = name or os.path.basename(sys.argv[0])
+
+    def ring(signum, frame):
+        raise SystemExit(f"{what}: ran past its time limit of {lim:.0f} s: a hang?")
+    signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, lim)
+
+
 class _LimitedResult(unittest.TextTestResult):
     default_limit = 60
 

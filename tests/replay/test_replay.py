@@ -17,6 +17,8 @@ RDMASIM = os.environ["RDMASIM"]
 TOP_SRCDIR = os.environ.get("TOP_SRCDIR", ".")
 TOP_BUILDDIR = os.environ.get("TOP_BUILDDIR", ".")
 REAL = os.path.join(TOP_SRCDIR, "pcaps", "real")
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 PSN_MOD = 1 << 24
 
 failures = []
@@ -543,4 +545,5 @@ def main():
     print("all replay checks passed")
 
 
+script_limit(120)
 main()
