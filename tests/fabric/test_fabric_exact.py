@@ -63,7 +63,11 @@ class DcqcnAlpha(unittest.TestCase):
     decays by 3/4 every 10 us until it is below the floor (1e-6) where the
     alpha timer stops; the next CNP makes it (1 - g) alpha + g = 0.25
     plus less than 1e-6: rates.csv (1 us samples, six decimals) shows the
-    jump within one sample, before the alpha timer runs again."""
+    jump within one sample, before the alpha timer runs again.
+    The first CNP, with alpha 1, cuts each sender's rate from the line
+    rate to exactly RC (1 - alpha/2) = 50 Gb/s and sets the target to the
+    old rate, 100 Gb/s: the next sample shows both (the rate timer's first
+    increase comes 55 us later)."""
 
     def test_alpha_rises_by_g_on_a_cnp_after_decay(self):
         g = 0.25
@@ -87,6 +91,12 @@ workload:
     - {src: h1, dst: h2, size: 64MiB}
 """)
             rows = table(out, "rates.csv")
+        for src in ("h0", "h1"):
+            mine = [r for r in rows if r["src"] == src]
+            i = next(i for i, r in enumerate(mine) if float(r["rate_bps"]) < 100e9)
+            self.assertEqual(float(mine[i - 1]["rate_bps"]), 100e9)
+            self.assertEqual((float(mine[i]["rate_bps"]), float(mine[i]["target_bps"])), (50e9, 100e9),
+                             f"{src}: the first CNP (alpha 1) must halve the rate")
         prev, jumps = {}, []
         for r in rows:
             a = float(r["alpha"])

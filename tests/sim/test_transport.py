@@ -42,7 +42,7 @@ def sim(tmp, text, *args):
         f.write(text)
     out = os.path.join(tmp, "out")
     p = subprocess.run([RDMASIM, "sim", path, "--out", out, "--quiet", *args],
-                       capture_output=True, text=True, timeout=seconds(30))
+                       capture_output=True, text=True, timeout=seconds(10))
     with open(os.path.join(out, "messages.csv")) as f:
         rows = list(csv.DictReader(f))
     with open(os.path.join(out, "summary.json")) as f:
@@ -75,6 +75,7 @@ class RetransmissionTimer(unittest.TestCase):
         timeout = 20 * US
         with tempfile.TemporaryDirectory() as tmp:
             p, rows, s, out = sim(tmp, f"""
+stop: 1ms
 nic: {{timeout: 20us}}
 topology:
   hosts: [a, b]
@@ -116,6 +117,7 @@ class RnrWait(unittest.TestCase):
     def test_rnr_wait_holds_while_new_requests_arrive(self):
         with tempfile.TemporaryDirectory() as tmp:
             p, rows, s, out = sim(tmp, f"""
+stop: 1ms
 nic: {{rnr_timer: 3}}
 topology:
   hosts: [a, b]
@@ -169,6 +171,7 @@ class CompletionErrors(unittest.TestCase):
         it is flushed."""
         with tempfile.TemporaryDirectory() as tmp:
             p, rows, s, _ = sim(tmp, f"""
+stop: 1ms
 nic: {{timeout: 10us, retry_count: 2}}
 topology:
   hosts: [a, b]
