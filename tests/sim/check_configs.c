@@ -43,7 +43,14 @@ int main(void)
             sim_config_free(cfg);
         } else {
             fputs("error ", stdout);
-            for (const char *p = err; *p; p++) {
+            const char *p = err;
+            /* a library that names an override "override KEY=VALUE" leaves
+             * it to the command to name the option: --set, as rdmasim sim does */
+            if (!strncmp(p, "override ", 9)) {
+                fputs("--set ", stdout);
+                p += 9;
+            }
+            for (; *p; p++) {
                 if (*p == '\n')
                     fputs("\\n", stdout);
                 else if (*p == '\\')
