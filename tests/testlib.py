@@ -33,20 +33,41 @@ def seconds(s):
     return s * SCALE
 
 
-def pcap_records(path):
-    """(timestamp in ns, frame bytes) of every record of a pcap file; the
-    timestamps of a microsecond pcap are scaled to nanoseconds."""
+def read_pcap(path):
+    """(file header, [(record header, frame bytes)]) of a little-endian
+    classic pcap, the bytes as they are: for tests that rewrite records."""
     with open(path, "rb") as f:
         blob = f.read()
     magic = struct.unpack("<I", blob[:4])[0]
     if magic not in (0xa1b23c4d, 0xa1b2c3d4):
         raise ValueError(f"{path}: not a little-endian pcap (magic {magic:#x})")
-    frac = 1 if magic == 0xa1b23c4d else 1000
     out, off = [], 24
     while off < len(blob):
-        sec, sub, caplen, _ = struct.unpack("<IIII", blob[off:off + 16])
-        out.append((sec * 10**9 + sub * frac, blob[off + 16:off + 16 + caplen]))
+        hdr = blob[off:off + 16]
+        caplen = struct.unpack("<I", hdr[8:12])[0]
+        out.append((hdr, blob[off + 16:off + 16 + caplen]))
         off += 16 + caplen
+    return blob[:24], out
+
+
+def write_raw_pcap(path, file_header, records):
+    """Write what read_pcap returned (records changed or not)."""
+    with open(path, "wb") as f:
+        f.write(file_header)
+        for hdr, data in records:
+            f.write(hdr)
+            f.write(data)
+
+
+def pcap_records(path):
+    """(timestamp in ns, frame bytes) of every record of a pcap file; the
+    timestamps of a microsecond pcap are scaled to nanoseconds."""
+    file_header, records = read_pcap(path)
+    frac = 1 if file_header[:4] == b"\x4d\x3c\xb2\xa1" else 1000
+    out = []
+    for hdr, data in records:
+        sec, sub = struct.unpack("<II", hdr[:8])
+        out.append((sec * 10**9 + sub * frac, data))
     return out
 
 

@@ -14,7 +14,7 @@ import unittest
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
-from testlib import main  # noqa: E402
+from testlib import main, read_pcap as records, write_raw_pcap as write_pcap  # noqa: E402
 REAL = os.path.join(TOP, "pcaps", "real")
 
 
@@ -25,27 +25,6 @@ def real(name):
 def run(*args):
     p = subprocess.run([RDMASIM, "decode", *args], capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
-
-
-def records(path):
-    """(header, data) pairs of a classic pcap file."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    out, off = [], 24
-    while off < len(blob):
-        hdr = blob[off:off + 16]
-        caplen = struct.unpack("<I", hdr[8:12])[0]
-        out.append((hdr, blob[off + 16:off + 16 + caplen]))
-        off += 16 + caplen
-    return blob[:24], out
-
-
-def write_pcap(path, global_header, recs):
-    with open(path, "wb") as f:
-        f.write(global_header)
-        for hdr, data in recs:
-            f.write(hdr)
-            f.write(data)
 
 
 class DecodeRealCaptures(unittest.TestCase):
