@@ -264,14 +264,15 @@ class Fragments(unittest.TestCase):
             write_pcap(path, gh, [(hdr, frame)] + [
                 (hdr[:8] + struct.pack("<II", len(f), len(f)), f) for f in frags])
             rc, out, err = run("--strict", path)
-            self.assertEqual(rc, 0, out + err)
             lines = out.splitlines()
+            self.assertEqual(len(lines), 4, out + err)
             self.assertIn("RoCEv2 RC RDMA READ Response", lines[0])
             for line, (offset, mf) in zip(lines[1:], ((0, " MF"), (first, " MF"), (first + middle, ""))):
-                self.assertNotIn("RoCEv2", line)
+                self.assertNotIn("RoCEv2", line, "a fragment was decoded as RoCEv2")
                 self.assertNotIn("ICRC", line)
                 self.assertIn(f"other IPv4 fragment id=0x{struct.unpack('>H', frame[18:20])[0]:04x} "
                               f"proto=17 offset={offset}{mf} len=", line)
+            self.assertEqual(rc, 0, "a fragment is no error: " + err)
             rc, out, err = run("--json", "--strict", path)
             self.assertEqual(rc, 0, err)
             objs = [json.loads(x) for x in out.splitlines()]

@@ -157,8 +157,8 @@ class CompletionErrors(unittest.TestCase):
                                capture_output=True, text=True, timeout=seconds(30))
             with open(os.path.join(out, "messages.csv")) as f:
                 rows = list(csv.DictReader(f))
-        self.assertEqual(p.returncode, 1, p.stderr)
         self.assertEqual([r["status"] for r in rows], ["rnr-retry-exceeded", "flushed"])
+        self.assertEqual(p.returncode, 1, "exit status when messages failed")
         # examples/rnr.yaml: 100 Gb/s and 1 us (the defaults), 8 KiB SEND at 0
         nak_arrives = ser(SEND_4K) + DELAY + ser(ACK) + DELAY
         self.assertEqual([int(r["end_ps"]) for r in rows], [nak_arrives] * 2)
@@ -183,8 +183,8 @@ workload:
     - {{src: a, dst: b, op: write, size: 4096}}
     - {{src: a, dst: b, op: read, size: 4096}}
 """)
-        self.assertEqual(p.returncode, 1, p.stderr)
         self.assertEqual([r["status"] for r in rows], ["retry-exceeded", "flushed"])
+        self.assertEqual(p.returncode, 1, "exit status when messages failed")
         self.assertEqual([int(r["end_ps"]) for r in rows], [3 * 10 * US] * 2)
         self.assertEqual(s["flows"][0]["sides"][0]["timeouts"], 3)
         self.assertEqual(s["totals"]["failed"], 2)
