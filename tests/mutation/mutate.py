@@ -4,7 +4,7 @@ a time in a scratch copy of the tree, run the tests each names, and print
 CAUGHT or MISSED per mutant and the score.
 
     tests/mutation/mutate.py [--list FILE] [--only ID[,ID...]] [--keep] [--jobs N]
-                             [--timeout SECONDS] [--workdir DIR]
+                             [--timeout SECONDS] [--workdir DIR] [--check-list]
 
 The list (tests/mutation/mutants.txt) holds one mutant a line, fields
 separated by a TAB:
@@ -114,8 +114,23 @@ def main():
     ap.add_argument("--jobs", default="2")
     ap.add_argument("--workdir", help="scratch directory (default: a new temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("--check-list", action="store_true",
+                    help="only check that each ORIGINAL occurs once in its FILE of this tree")
     a = ap.parse_args()
     mutants = parse(a.list)
+    if a.check_list:
+        stale = 0
+        for m in mutants:
+            try:
+                with open(os.path.join(TOP, m["file"])) as f:
+                    n = f.read().count(m["orig"])
+            except OSError:
+                n = None
+            if n != 1:
+                stale += 1
+                print(f"STALE {m['id']}: {m['file']}: " + ("no such file" if n is None else f"original found {n} times"))
+        print(f"{len(mutants) - stale} of {len(mutants)} mutants apply")
+        return 1 if stale else 0
     if a.only:
         want = set(a.only.split(","))
         unknown = want - {m["id"] for m in mutants}
