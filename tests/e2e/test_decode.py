@@ -5,6 +5,7 @@ Expectations about the real captures were read off the frames themselves
 (pcaps/real/README.md says what each holds)."""
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -251,18 +252,43 @@ class Fragments(unittest.TestCase):
     offset and flag, and none is an error. The datagram whole, before it
     is split, is the RoCEv2 READ response it was."""
 
-    def test_fragments_are_listed_as_fragments_never_as_rocev2(self):
+    FIRST, MIDDLE = 64, 256
+
+    def write_fragments(self, path):
         gh, recs = records(real("rxe-rocev2-read-write-ecn.pcap"))
         hdr, frame = max(recs, key=lambda r: len(r[1]))  # a READ response with 1024+ bytes
         self.assertEqual(frame[12:14], b"\x08\x00")
         self.assertEqual(frame[20:22], b"\x40\x00")  # DF, offset 0: whole
         ip_payload = struct.unpack(">H", frame[16:18])[0] - 20
-        first, middle = 64, 256
-        frags = fragment(frame, [first, middle, ip_payload - first - middle])
+        frags = fragment(frame, [self.FIRST, self.MIDDLE, ip_payload - self.FIRST - self.MIDDLE])
+        write_pcap(path, gh, [(hdr, frame)] + [
+            (hdr[:8] + struct.pack("<II", len(f), len(f)), f) for f in frags])
+        return frame
+
+    @unittest.skipUnless(shutil.which("tshark"), "tshark is not installed")
+    def test_tshark_sees_the_same_fragments(self):
+        """tshark, not reassembling, sees the same three fragments (MF, and
+        offsets in its 8-byte units). It does hand the first fragment's UDP
+        payload to the InfiniBand dissector, which rdmasim decode rightly
+        does not: that BTH heads a datagram the frame does not hold, and
+        its ICRC is in the last fragment."""
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "fragments.pcap")
-            write_pcap(path, gh, [(hdr, frame)] + [
-                (hdr[:8] + struct.pack("<II", len(f), len(f)), f) for f in frags])
+            self.write_fragments(path)
+            p = subprocess.run(["tshark", "-n", "-r", path, "-o", "ip.defragment:FALSE", "-T", "fields",
+                                "-e", "ip.flags.mf", "-e", "ip.frag_offset", "-e", "infiniband.bth.opcode"],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [line.split("\t") for line in p.stdout.splitlines()]
+        self.assertEqual([r[:2] for r in rows[1:]], [["1", "0"], ["1", str(self.FIRST // 8)],
+                                                      ["0", str((self.FIRST + self.MIDDLE) // 8)]])
+        self.assertEqual([r[2] for r in rows[2:]], ["", ""])
+
+    def test_fragments_are_listed_as_fragments_never_as_rocev2(self):
+        first, middle = self.FIRST, self.MIDDLE
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "fragments.pcap")
+            frame = self.write_fragments(path)
             rc, out, err = run("--strict", path)
             lines = out.splitlines()
             self.assertEqual(len(lines), 4, out + err)
