@@ -29,7 +29,7 @@ RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from sim_checks import output_files  # noqa: E402
-from testlib import limit, main, pcap_records, seconds  # noqa: E402
+from testlib import main, pcap_records, seconds  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
 PS = 10**12
