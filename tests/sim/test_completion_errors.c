@@ -8,10 +8,12 @@
  * A valid configuration never makes the responder refuse anything, so the
  * fault is planted in a network built from one: the requester is given a
  * forged R_Key, or the responder a smaller path MTU than the requester,
- * before the run. (The remaining status, remote operational error, comes
- * from a NAK code the simulated responder never sends; rdmasim sim covers
+ * before the run. The remaining status, remote operational error, comes
+ * from a NAK code the simulated responder never sends: a wire format that
+ * wraps RoCEv2's (the transport seam, host/nic.h) turns the responder's
+ * first ACK into that NAK on its way out. rdmasim sim covers
  * retry-exceeded, rnr-retry-exceeded and flushed end to end, in
- * tests/sim/test_transport.py.) */
+ * tests/sim/test_transport.py. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,40 @@ START_TEST(unplanted_network_completes)
 }
 END_TEST
 
+/* RoCEv2, except that the first ACK it frames becomes a NAK with code
+ * remote operational error (IBA table 43: syndrome 011 00011). */
+static bool ack_turned;
+
+static struct sim_frame *nak_first_ack(struct sim_nic *nic, const struct sim_qp *qp,
+                                       struct rdma_pkt *pkt)
+{
+    if (!ack_turned && (pkt->present & RDMA_HDR_AETH) &&
+        rdma_aeth_kind(pkt->aeth.syndrome) == RDMA_AETH_ACK) {
+        pkt->aeth.syndrome = RDMA_AETH_NAK << 5 | RDMA_NAK_REMOTE_OPERATIONAL_ERROR;
+        ack_turned = true;
+    }
+    return sim__transport_rocev2.frame(nic, qp, pkt);
+}
+
+START_TEST(an_operational_error_nak_is_a_remote_operational_error)
+{
+    struct sim_config *cfg = load();
+    struct sim_network *net = sim_network_create(cfg);
+    struct sim_transport_ops faulty = sim__transport_rocev2;
+    faulty.frame = nak_first_ack;
+    ack_turned = false;
+    /* b is the responder: host 1 */
+    struct sim_host *b = (struct sim_host *)net->nodes[net->host_node[1]];
+    b->nic.transport = &faulty;
+    sim_network_run(net);
+    ck_assert(ack_turned);
+    const unsigned want[3] = {SIM_MSG_REMOTE_OPERATIONAL, SIM_MSG_FLUSHED, SIM_MSG_FLUSHED};
+    expect(net, want);
+    sim_network_destroy(net);
+    sim_config_free(cfg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("completion errors");
@@ -112,6 +148,7 @@ static Suite *suite(void)
     tcase_add_test(t, unplanted_network_completes);
     tcase_add_test(t, forged_rkey_is_a_remote_access_error);
     tcase_add_test(t, packets_longer_than_the_responders_mtu_are_an_invalid_request);
+    tcase_add_test(t, an_operational_error_nak_is_a_remote_operational_error);
     suite_add_tcase(s, t);
     return s;
 }
