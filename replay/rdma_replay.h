@@ -313,7 +313,7 @@ struct rdma_replay_pfc {
     uint8_t prio;
     uint64_t frames, xon, quanta;
     uint64_t requested_ns, paused_ns, longest_ns;
-    uint64_t paused_until, run_start; /* ns since the first frame */
+    uint64_t paused_until, run_start, run_end; /* ns since the first frame; run_end: of the last run */
     bool paused;
     uint64_t first_frame, last_frame;
     uint64_t tl_frames, tl_paused_ns;
