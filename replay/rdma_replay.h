@@ -331,7 +331,9 @@ struct rdma_replay_config {
 
 /* What the analysis tells as it goes. Each callback returns false to stop
  * it (as when memory runs out): rdma_replay_frame() and rdma_replay_finish()
- * then return false. Any may be NULL. */
+ * then return false. Any may be NULL. A message is the analysis's until the
+ * callback returns (copy what is to be kept); a flow stays where it is
+ * until rdma_replay_free(). */
 struct rdma_replay_callbacks {
     void *ctx;
     /* A message completed, failed, or was given up at the end of the
