@@ -42,6 +42,7 @@ struct cfg_switch {
     sim_time_t watchdog; /* a class paused this long with frames waiting drops them; 0: off */
     /* ECN */
     bool ecn;
+    bool ecn_enqueue; /* mark as a frame joins its queue; false: as it leaves (the default) */
     struct cfg_ecn ecn_all;
     struct cfg_ecn ecn_rates[CFG_ECN_RATES];
     uint32_t necn_rates;

@@ -219,13 +219,22 @@ static bool ecn_thresholds(struct loader *L, struct fy_node **v, const char *wha
 
 static bool ecn(struct loader *L, struct fy_node *map, struct cfg_switch *s)
 {
-    static const char *const keys[] = {"kmin", "kmax", "pmax", "enable", "rates", NULL};
-    struct fy_node *v[6];
+    static const char *const keys[] = {"kmin", "kmax", "pmax", "enable", "rates", "mark", NULL};
+    struct fy_node *v[7];
     if (!sim__fields(L, map, "ecn", keys, v))
         return false;
     s->ecn = true;
     if (v[3] && !sim__get_bool(L, v[3], "ecn enable", &s->ecn))
         return false;
+    if (v[5]) {
+        char buf[32];
+        if (!sim__scalar(L, v[5], "ecn mark", buf, sizeof buf))
+            return false;
+        if (!strcmp(buf, "dequeue") || !strcmp(buf, "enqueue"))
+            s->ecn_enqueue = buf[0] == 'e';
+        else
+            return sim__fail(L, v[5], "ecn mark: '%s' is not one of dequeue, enqueue", buf);
+    }
     if (!ecn_thresholds(L, v, "ecn", &s->ecn_all))
         return false;
     if (!v[4])

@@ -1,5 +1,5 @@
 /* ecn.c - ECN marking at a switch's egress: RED on the instantaneous queue
- * of a class (Floyd and Jacobson, "Random Early Detection Gateways",
+ * of a class, as a frame leaves it (the default) or joins it (Floyd and Jacobson, "Random Early Detection Gateways",
  * 1993, without the averaging, as DCQCN asks of switches: Zhu et al.,
  * SIGCOMM 2015, section 3.1), and setting Congestion Experienced in the IP
  * header (RFC 3168, section 5).
@@ -55,6 +55,12 @@ bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng 
         return true;
     double p = red->pmax * (double)(qbytes - red->kmin) / (double)(red->kmax - red->kmin);
     return sim_rng_unit(rng) < p;
+}
+
+bool sim__ecn_capable(const uint8_t *l3, bool ipv6)
+{
+    unsigned ecn = ipv6 ? (l3[1] >> 4) & 3 : l3[1] & 3;
+    return ecn == 1 || ecn == 2;
 }
 
 bool sim__ecn_mark(uint8_t *l3, bool ipv6)

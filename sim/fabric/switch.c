@@ -8,8 +8,12 @@
  * hash of the addresses and the UDP source port (RoCEv2 puts a hash of
  * the queue pair there: the per-QP entropy), and classifies the frame by
  * its DSCP or 802.1Q PCP into one of eight priorities. The buffer admits
- * it against its ingress group (port, priority), RED may mark it, and it
- * waits in the egress queue of its class. Like a real switch it does not
+ * it against its ingress group (port, priority), and it waits in the
+ * egress queue of its class. RED marks it as it leaves, on the bytes
+ * still queued behind it in its class, as switch ASICs and HPCC's ns-3
+ * switch (SwitchNotifyDequeue) do: the mark then reaches the receiver
+ * without first waiting through the queue it reports. `ecn.mark:
+ * enqueue` marks on the bytes a frame finds on arrival instead. Like a real switch it does not
  * check the ICRC, so a frame with a bit error travels on to the host,
  * which drops it.
  *
@@ -132,6 +136,13 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
+    if (sw->p->ecn && !sw->p->ecn_enqueue) {
+        uint8_t *l3 = it.f->data + (it.l3 & (uint8_t)~SW_L3_V6);
+        bool v6 = it.l3 & SW_L3_V6;
+        if (sim__ecn_capable(l3, v6) && sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
+            sim__ecn_mark(l3, v6))
+            port->st.ecn_marked++;
+    }
     sim__port_send(port, it.f, it.len);
 }
 
@@ -199,14 +210,16 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
             return;
         }
     }
-    if (sw->p->ecn) {
-        bool v6 = !(pkt.present & RDMA_HDR_IP);
+    bool v6 = !(pkt.present & RDMA_HDR_IP);
+    uint8_t l3 = (uint8_t)(14 + 4 * pkt.nvlan);
+    if (sw->p->ecn && sw->p->ecn_enqueue) {
         unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
         if ((ecn == 1 || ecn == 2) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
-            sim__ecn_mark(f->data + 14 + 4 * pkt.nvlan, v6))
+            sim__ecn_mark(f->data + l3, v6))
             op->st.ecn_marked++;
     }
-    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio});
+    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
+                               .l3 = (uint8_t)(l3 | (v6 ? SW_L3_V6 : 0))});
     sp->busy |= bit;
     sp->bytes += len;
     if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))
