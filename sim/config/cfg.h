@@ -134,6 +134,10 @@ struct sim_config {
 #define CFG_DEFAULT_LINK_MTU 9000
 #define CFG_DEFAULT_BUFFER (1024 * 1024)
 #define CFG_DEFAULT_SNAPLEN 65535
+/* IBA vol. 1, 9.7.6.1.3: the local ACK timeout is 4.096 us x 2^code;
+ * rdma-core's libibverbs/examples/rc_pingpong.c and perftest's --qp-timeout
+ * default use code 14: 67.108864 ms. */
+#define CFG_DEFAULT_TIMEOUT (4096 * SIM_NS << 14)
 /* 1 GiB: at the smallest MTU (256) a message then needs at most 2^22 PSNs,
  * well inside the 2^23 a requester may have outstanding. */
 #define CFG_MAX_MESSAGE (UINT64_C(1) << 30)

@@ -37,7 +37,9 @@ void sim__cfg_nic_defaults(struct cfg_nic *nic)
         .ack_coalesce = 0,
         .ack_request_every = 64,
         .max_rd_atomic = 16,
-        .timeout = 1 * SIM_MS,
+        /* 4.096 us x 2^14, the IBA local ACK timeout code 14 that rdma-core's
+         * ibv_rc_pingpong and perftest set by default */
+        .timeout = CFG_DEFAULT_TIMEOUT,
         .retry_count = 7,
         .rnr_retry = 7,
         .rnr_timer = 1, /* 0.01 ms */

@@ -183,18 +183,25 @@ static void pull(struct sim_nic *nic)
             nic->ring_tail = NULL;
         qp->in_ring = false;
         memset(&pkt, 0, sizeof pkt);
-        bool paced = qp->cc && qp->next_tx > now;
+        bool paced = qp->cc && qp->next_tx > now, request = false;
         if (paced) {
             if (!ack_next(qp) || !sim__resp_next(qp, &pkt)) {
                 if (!qp->in_heap)
                     heap_push(nic, qp);
                 continue;
             }
-        } else if (!sim__resp_next(qp, &pkt) && !sim__req_next(qp, &pkt)) {
-            continue;
+        } else if (!sim__resp_next(qp, &pkt)) {
+            if (!sim__req_next(qp, &pkt))
+                continue;
+            request = true;
         }
         struct sim_frame *f = nic->transport->frame(nic, qp, &pkt);
         assert(f);
+        if (request && qp->rto_resend) {
+            f->flags |= SIM_FRAME_RTO;
+            f->sent_psn = qp->max_psn;
+            qp->rto_resend = false;
+        }
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
             sim__dcqcn_sent(qp, f->len + port->wire_extra);
@@ -267,8 +274,11 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
         qp->st.rx_packets++;
         if (nic->transport->congested(&pkt))
             sim__dcqcn_ce(qp);
-        if (pkt.op->flags & RDMA_OPF_REQUEST)
+        if (pkt.op->flags & RDMA_OPF_REQUEST) {
+            if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->sent_psn)
+                qp->st.rto_dups++;
             sim__resp_receive(qp, &pkt);
+        }
         else
             sim__comp_receive(qp, &pkt);
     }

@@ -167,6 +167,7 @@ struct sim_qp_stats {
     uint64_t tx_packets, retransmitted, rx_packets;
     uint64_t acks, naks_seq, rnr_naks, naks_other; /* sent by the responder */
     uint64_t timeouts, rewinds;
+    uint64_t rto_dups; /* responder: the peer's timeouts after which everything it had sent had arrived */
     uint64_t completed, bytes;
     uint64_t tx_bytes; /* frame bytes sent */
 };
@@ -195,6 +196,7 @@ struct sim_qp {
     uint32_t since_ackreq;
     uint8_t retry_left, rnr_left;
     bool retrying; /* a go-back-N from una_psn is under way */
+    bool rto_resend; /* the timer fired: flag the next request frame (SIM_FRAME_RTO) */
     sim_time_t rnr_until;
     sim_time_t wake_at;  /* the DMA wake pending, SIM_TIME_NEVER if none */
     sim_time_t deadline; /* retransmission timeout, SIM_TIME_NEVER when idle */

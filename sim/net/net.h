@@ -33,8 +33,16 @@ struct sim_frame {
     uint32_t len;
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
+    uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
+    uint32_t sent_psn; /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout */
     uint8_t data[];
 };
+
+/* The first request a queue pair resends after its retransmission timer
+ * fired, carrying the PSN the requester had sent up to: the responder
+ * counts the timeout as one without loss when it had received every packet
+ * sent before it. Outputs read this; the models never act on it. */
+#define SIM_FRAME_RTO 0x01
 
 struct sim_frame_pool {
     struct sim_frame *free[SIM_FRAME_CLASSES];

@@ -375,6 +375,11 @@ void sim_network_totals(const struct sim_network *net, struct sim_totals *t)
         t->cnps += p->st.cnps_sent;
     }
     t->deadlocks = net->monitor->ndeadlocks;
+    for (size_t i = 0; i < net->nconns; i++)
+        for (int s = 0; s < 2; s++) {
+            t->timeouts += net->conns[i].qp[s]->st.timeouts;
+            t->timeouts_without_loss += net->conns[i].qp[s]->st.rto_dups;
+        }
     for (size_t i = 0; i < net->cfg->nnodes; i++)
         t->bad_frames += net->nodes[i]->bad_frames;
 }

@@ -660,8 +660,10 @@ class Deadlock(unittest.TestCase):
     def test_watchdog_breaks_it(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
+            # the watchdog drops frames, and the queue pairs resend them
+            # after their timeout: 1 ms, to recover within the 3 ms run
             run_sim(os.path.join(EXAMPLES, "fabric-deadlock.yaml"), out,
-                    "--set", "topology.switch_defaults.pfc.watchdog=200us")
+                    "--set", "topology.switch_defaults.pfc.watchdog=200us", "--set", "nic.timeout=1ms")
             s = summary(out)
             pfc = table(out, "pfc.csv")
         self.assertEqual(s["totals"]["completed"], 5)

@@ -7,7 +7,12 @@ rates.csv, messages.csv).
     (SwitchNode::SwitchNotifyDequeue), mark a frame as it leaves its
     queue, on the bytes still queued behind it; marking on arrival makes
     the mark wait through the queue it reports.
+  - Timers: the default retransmission timeout is the IBA local ACK
+    timeout code 14 (4.096 us x 2^14) that rdma-core's rc_pingpong and
+    perftest set; it must not fire while nothing is lost, and when a
+    shorter one does, summary.json counts it and says so.
 """
+import glob
 import collections
 import csv
 import json
@@ -125,6 +130,64 @@ class EcnMarkingPoint(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("c.yaml:10:", p.stderr)
         self.assertIn("ecn mark: 'arrival' is not one of dequeue, enqueue", p.stderr)
+
+
+class Timers(unittest.TestCase):
+    """A queue pair DCQCN holds at a few Gb/s takes longer than 1 ms to
+    send the 64 packets between two acknowledgement requests: a 1 ms
+    timer fires with nothing lost. The default timeout does not."""
+
+    def test_default_timeout_fires_only_on_loss_and_a_short_one_is_told(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, bottleneck(8, stop="10ms"))
+            run_sim(cfg, os.path.join(tmp, "default"))
+            p = run_sim(cfg, os.path.join(tmp, "short"), "--set", "nic.timeout=1ms")
+            p2 = subprocess.run([RDMASIM, "sim", cfg, "--set", "nic.timeout=1ms"],
+                                capture_output=True, text=True, timeout=600)
+            d, s = summary(os.path.join(tmp, "default")), summary(os.path.join(tmp, "short"))
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(d["config"]["nic"]["timeout"], "67108864ns")
+        for key in ("retransmitted", "timeouts", "timeouts_without_loss", "tail_drops"):
+            self.assertEqual(d["totals"][key], 0, key)
+        self.assertEqual(d["notes"], [])
+        t = s["totals"]
+        self.assertEqual(t["tail_drops"] + t["link_losses"] + t["bad_frames_dropped"], 0)
+        self.assertGreater(t["timeouts"], 0)
+        self.assertEqual(t["timeouts_without_loss"], t["timeouts"])
+        self.assertGreater(t["retransmitted"], 0)
+        # per flow: the requester's side counts its timeouts and how many
+        # were without loss
+        flows = [side for f in s["flows"] for side in f["sides"]]
+        self.assertEqual(sum(f["timeouts"] for f in flows), t["timeouts"])
+        self.assertEqual(sum(f["timeouts_without_loss"] for f in flows), t["timeouts"])
+        self.assertEqual(len(s["notes"]), 1)
+        note = s["notes"][0]
+        self.assertTrue(note.startswith(f"{t['timeouts']} of {t['timeouts']} retransmission timeouts "
+                                        "fired with nothing lost"), note)
+        self.assertIn("no frame was dropped or lost", note)
+        self.assertIn("raise nic.timeout or lower nic.ack_request_every", note)
+        self.assertIn(f"  note       {note}", p2.stdout)
+        self.assertIn(f"{t['timeouts']} retransmission timeouts, {t['timeouts']} of them with nothing lost",
+                      p2.stdout)
+
+    def test_no_example_retransmits_without_a_loss(self):
+        """Every example: no timeout fires with nothing lost, and packets
+        are resent only after a drop, a loss, a bad frame or an RNR NAK."""
+        files = sorted(glob.glob(os.path.join(EXAMPLES, "*.yaml"))) + \
+            [os.path.join(EXAMPLES, "split", "run.yaml")]
+        self.assertGreater(len(files), 10)
+        with tempfile.TemporaryDirectory() as tmp:
+            for path in files:
+                with self.subTest(example=os.path.basename(path)):
+                    out = os.path.join(tmp, os.path.basename(path))
+                    run_sim(path, out)
+                    s = summary(out)
+                    t = s["totals"]
+                    self.assertEqual(t["timeouts_without_loss"], 0)
+                    rnr = sum(side["rnr_naks"] for f in s["flows"] for side in f["sides"])
+                    if t["retransmitted"]:
+                        self.assertGreater(t["tail_drops"] + t["link_losses"] + t["bad_frames_dropped"]
+                                           + rnr, 0)
 
 
 if __name__ == "__main__":
