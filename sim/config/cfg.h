@@ -51,6 +51,21 @@ static inline bool sim__op_uses_recv(unsigned op)
     return sim__op_is_send(op) || op == SIM_OP_WRITE_IMM;
 }
 
+/* How switches choose among equal-cost ports (docs/config.md, "Routing"). */
+#define CFG_ROUTINGS(X)                                                        \
+    X(ECMP, "ecmp")         /* a hash of the flow: one path per queue pair */  \
+    X(DMODK, "dmodk")       /* by destination: destination-mod-k on fat-trees */ \
+    X(SPRAY, "spray")       /* per packet, at random */                        \
+    X(ADAPTIVE, "adaptive") /* per packet, the port with the fewest bytes queued */
+
+enum cfg_routing {
+#define CFG__ROUTING_ENUM(name, str) CFG_ROUTING_##name,
+    CFG_ROUTINGS(CFG__ROUTING_ENUM)
+#undef CFG__ROUTING_ENUM
+    CFG_ROUTING_COUNT
+};
+const char *sim__routing_name(unsigned r);
+
 /* Queue pair and NIC parameters; one set per host. */
 struct cfg_nic {
     uint32_t mtu;               /* path MTU: 256, 512, 1024, 2048 or 4096 */
@@ -64,6 +79,8 @@ struct cfg_nic {
     bool ipv6;
     uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
     uint8_t dscp;
+    bool ooo;              /* the responder places requests out of order, by PSN */
+    sim_time_t ooo_window; /* with ooo: how long a gap may stay open before a NAK */
     struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
 };
 
@@ -116,6 +133,7 @@ struct sim_config {
     sim_time_t stop;   /* SIM_TIME_NEVER: until the workload is done */
     bool payload_data; /* memory holds real bytes */
     uint32_t snaplen;
+    uint8_t routing; /* enum cfg_routing */
     struct cfg_nic nic;
 
     struct cfg_node *nodes;
@@ -138,6 +156,7 @@ struct sim_config {
  * rdma-core's libibverbs/examples/rc_pingpong.c and perftest's --qp-timeout
  * default use code 14: 67.108864 ms. */
 #define CFG_DEFAULT_TIMEOUT (4096 * SIM_NS << 14)
+#define CFG_DEFAULT_OOO_WINDOW (100 * SIM_US)
 /* 1 GiB: at the smallest MTU (256) a message then needs at most 2^22 PSNs,
  * well inside the 2^23 a requester may have outstanding. */
 #define CFG_MAX_MESSAGE (UINT64_C(1) << 30)

@@ -1,6 +1,7 @@
 /* switch.c - an output-queued switch with eight traffic classes per port,
  * a shared buffer (buffer.c), PFC (pfc.c, IEEE 802.1Qbb), ECN marking
- * (ecn.c) and ECMP.
+ * (ecn.c) and the routing choices of net/route.c: ECMP, dmodk, per-packet
+ * spraying and adaptive routing by the least bytes queued.
  *
  * A frame is forwarded once it has fully arrived (store and forward): the
  * switch reads the Ethernet, IP and UDP headers with the codec, looks the
@@ -55,6 +56,39 @@ static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt,
     *src = s;
     *dst = d;
     return true;
+}
+
+/* The egress port towards host dst under the configured routing, or
+ * UINT32_MAX when there is none. */
+static uint32_t route(struct sim_switch *sw, uint32_t src, uint32_t dst, uint16_t sport)
+{
+    struct sim_node *n = &sw->node;
+    const struct sim_network *net = n->net;
+    uint32_t k;
+    const uint32_t *ports;
+    switch (net->cfg->routing) {
+    case CFG_ROUTING_SPRAY:
+        if (!(ports = sim__route_set(net, n, dst, &k)))
+            return UINT32_MAX;
+        return ports[k == 1 ? 0 : sim_rng_below(&n->comp.rng, k)];
+    case CFG_ROUTING_ADAPTIVE: {
+        if (!(ports = sim__route_set(net, n, dst, &k)))
+            return UINT32_MAX;
+        if (k == 1)
+            return ports[0];
+        /* the fewest bytes queued; among equals, the flow's ECMP port
+         * first, so an idle fabric keeps a flow on one path */
+        uint32_t first = sim__flow_hash(src, dst, sport, n->index) % k, best = ports[first];
+        for (uint32_t i = 1; i < k; i++) {
+            uint32_t p = ports[(first + i) % k];
+            if (sw->sp[p].bytes < sw->sp[best].bytes)
+                best = p;
+        }
+        return best;
+    }
+    default: /* ecmp; dmodk's sets hold one port */
+        return sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index));
+    }
 }
 
 static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pkt)
@@ -171,8 +205,7 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     uint32_t src, dst, out;
     enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
     if (st != RDMA_OK || !(pkt.present & RDMA_HDR_UDP) || !dest_host(net, &pkt, &src, &dst) ||
-        (out = sim__route(net, n, dst, sim__flow_hash(src, dst, pkt.udp.srcport, n->index))) ==
-            UINT32_MAX) {
+        (out = route(sw, src, dst, pkt.udp.srcport)) == UINT32_MAX) {
         n->bad_frames++;
         sim__frame_free(&net->pool, f);
         return;

@@ -199,7 +199,7 @@ static void pull(struct sim_nic *nic)
         assert(f);
         if (request && qp->rto_resend) {
             f->flags |= SIM_FRAME_RTO;
-            f->sent_psn = qp->max_psn;
+            f->aux = qp->max_psn;
             qp->rto_resend = false;
         }
         qp->st.tx_bytes += f->len;
@@ -259,6 +259,72 @@ void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame 
         sim__nic_take(nic, f);
 }
 
+/* ---- out-of-order placement (nic.ooo) ---------------------------------------------
+ * NICs built for fabrics that route per packet (adaptive routing, spraying)
+ * place each request by its PSN as it arrives and acknowledge in order;
+ * a gap earns a NAK only once it has stayed open for the reorder window.
+ * Placement is modelled by holding the frames beyond a gap and handing
+ * them to the responder in PSN order as the gap fills: the same bytes
+ * land in the same places, acknowledged at the same moments. */
+static void reorder_arm(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_host *h = nic->host;
+    qp->ooo_epsn = qp->epsn;
+    qp->ooo_deadline = sim_now(h->node.comp.sim) + qp->p->ooo_window;
+    /* a later deadline leaves the pending event: it re-arms when it fires */
+    sim_timer_arm(&qp->reorder, h->node.comp.sim, qp->ooo_deadline, &h->node.comp,
+                  SIM_HOST_QP_REORDER, qp);
+}
+
+static void hold(struct sim_nic *nic, struct sim_qp *qp, struct sim_frame *f, uint32_t psn)
+{
+    struct sim_frame **at = &qp->ooo;
+    while (*at && sim__psn_diff((*at)->aux, psn) < 0)
+        at = &(*at)->next;
+    if (*at && (*at)->aux == psn) {
+        sim__frame_free(&nic->host->node.net->pool, f); /* held already */
+        return;
+    }
+    f->aux = psn;
+    f->next = *at;
+    *at = f;
+    qp->nooo++;
+    qp->st.ooo_held++;
+    if (qp->nooo == 1 || qp->ooo_epsn != qp->epsn)
+        reorder_arm(nic, qp);
+}
+
+/* Hand the held requests that are now in order to the responder. */
+static void drain(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_frame_pool *pool = &nic->host->node.net->pool;
+    uint32_t epsn = qp->epsn;
+    while (qp->ooo && sim__psn_diff(qp->ooo->aux, qp->epsn) <= 0) {
+        struct sim_frame *f = qp->ooo;
+        qp->ooo = f->next;
+        qp->nooo--;
+        struct rdma_pkt pkt;
+        if (f->aux == qp->epsn && nic->transport->parse(nic, f, &pkt))
+            sim__resp_receive(qp, &pkt);
+        sim__frame_free(pool, f);
+    }
+    if (qp->ooo && qp->epsn != epsn)
+        reorder_arm(nic, qp); /* a new gap */
+}
+
+void sim__nic_reorder_event(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_host *h = nic->host;
+    sim_time_t now = sim_now(h->node.comp.sim);
+    if (!sim_timer_fire(&qp->reorder, now) || !qp->ooo)
+        return;
+    if (now < qp->ooo_deadline)
+        sim_timer_arm(&qp->reorder, h->node.comp.sim, qp->ooo_deadline, &h->node.comp,
+                      SIM_HOST_QP_REORDER, qp);
+    else if (qp->epsn == qp->ooo_epsn)
+        sim__resp_nak_gap(qp);
+}
+
 void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
 {
     struct sim_node *n = &nic->host->node;
@@ -275,9 +341,15 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
         if (nic->transport->congested(&pkt))
             sim__dcqcn_ce(qp);
         if (pkt.op->flags & RDMA_OPF_REQUEST) {
-            if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->sent_psn)
+            if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->aux)
                 qp->st.rto_dups++;
+            if (qp->p->ooo && sim__psn_diff(pkt.bth.psn, qp->epsn) > 0) {
+                hold(nic, qp, f, pkt.bth.psn);
+                return;
+            }
             sim__resp_receive(qp, &pkt);
+            if (qp->ooo)
+                drain(nic, qp);
         }
         else
             sim__comp_receive(qp, &pkt);

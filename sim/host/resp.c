@@ -8,6 +8,9 @@
  * again, READ is answered again from memory, and an atomic's saved result
  * is sent again without executing it twice. SEND and WRITE with immediate
  * consume a posted receive, and earn an RNR NAK when none is posted.
+ * With nic.ooo the NIC holds requests beyond a gap and hands them over in
+ * PSN order once it fills (nic.c); the NAK then waits for the reorder
+ * window.
  *
  * Per request packet:
  *   CHECK_PSN -> CHECK_OP_SEQ -> CHECK_RESOURCE -> CHECK_RKEY -> CHECK_LENGTH
@@ -354,14 +357,18 @@ static enum resp_state duplicate(struct resp_ctx *c)
     return RESP_DONE;
 }
 
-static enum resp_state nak_seq(struct resp_ctx *c)
+void sim__resp_nak_gap(struct sim_qp *qp)
 {
-    struct sim_qp *qp = c->qp;
     if (!qp->nak_sent) {
         qp->nak_sent = true;
         qp->st.naks_seq++;
         queue_ack(qp, SYN_NAK(RDMA_NAK_PSN_SEQUENCE_ERROR), qp->epsn);
     }
+}
+
+static enum resp_state nak_seq(struct resp_ctx *c)
+{
+    sim__resp_nak_gap(c->qp);
     return RESP_DONE;
 }
 

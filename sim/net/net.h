@@ -34,7 +34,8 @@ struct sim_frame {
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
     uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
-    uint32_t sent_psn; /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout */
+    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
+                       * while a responder holds the frame out of order: its PSN */
     uint8_t data[];
 };
 
@@ -247,6 +248,10 @@ struct sim_routes {
 /* The port a switch forwards to for a destination host and flow hash. */
 uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
                     uint32_t hash);
+/* The equal-cost ports (n of them) towards a host, for per-packet choices;
+ * NULL when there is no path. */
+const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_node *sw,
+                               uint32_t host, uint32_t *n);
 void sim__routes_build(struct sim_network *net);
 void sim__routes_free(struct sim_routes *r);
 /* ECMP hash of a flow, as switches compute it from the frame's addresses

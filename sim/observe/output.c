@@ -226,11 +226,15 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
 {
     char t[32];
     sim__format_time(n->timeout, t, sizeof t);
+    char w[32];
+    sim__format_time(n->ooo_window, w, sizeof w);
     fprintf(f, "{\"mtu\": %u, \"ack_coalesce\": %u, \"ack_request_every\": %u, "
                "\"max_rd_atomic\": %u, \"timeout\": \"%s\", \"retry_count\": %u, "
-               "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u}",
+               "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u, "
+               "\"ooo\": %s, \"ooo_window\": \"%s\"}",
             n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
-            n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp);
+            n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
+            n->ooo ? "true" : "false", w);
 }
 
 bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap)
@@ -272,7 +276,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             (unsigned long long)cfg->seed, cfg->payload_data ? "data" : "none", stop, net->nhosts,
             nswitch, cfg->nlinks, cfg->nmsgs);
     write_nic(f, &cfg->nic);
-    fprintf(f, "\n  },\n");
+    fprintf(f, ",\n    \"routing\": \"%s\"\n  },\n", sim__routing_name(cfg->routing));
 
     uint64_t *fct = sim__xcalloc(net->nmsgs, sizeof *fct);
     uint64_t *slow = sim__xcalloc(net->nmsgs, sizeof *slow);
@@ -343,13 +347,15 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             fprintf(f, "%s{\"completed\": %llu, \"bytes\": %llu, \"tx_packets\": %llu, "
                        "\"retransmitted\": %llu, \"rx_packets\": %llu, \"acks\": %llu, "
                        "\"naks_seq\": %llu, \"rnr_naks\": %llu, \"naks_other\": %llu, "
-                       "\"timeouts\": %llu, \"timeouts_without_loss\": %llu, \"go_back_n\": %llu}",
+                       "\"timeouts\": %llu, \"timeouts_without_loss\": %llu, \"go_back_n\": %llu, "
+                       "\"held_out_of_order\": %llu}",
                     s ? ", " : "", (unsigned long long)st->completed, (unsigned long long)st->bytes,
                     (unsigned long long)st->tx_packets, (unsigned long long)st->retransmitted,
                     (unsigned long long)st->rx_packets, (unsigned long long)st->acks,
                     (unsigned long long)st->naks_seq, (unsigned long long)st->rnr_naks,
                     (unsigned long long)st->naks_other, (unsigned long long)st->timeouts,
-                    (unsigned long long)c->qp[1 - s]->st.rto_dups, (unsigned long long)st->rewinds);
+                    (unsigned long long)c->qp[1 - s]->st.rto_dups, (unsigned long long)st->rewinds,
+                    (unsigned long long)st->ooo_held);
         }
         fprintf(f, "]}");
     }

@@ -11,6 +11,11 @@ rates.csv, messages.csv).
     timeout code 14 (4.096 us x 2^14) that rdma-core's rc_pingpong and
     perftest set; it must not fire while nothing is lost, and when a
     shorter one does, summary.json counts it and says so.
+  - Routing: on a k-ary fat-tree a shift permutation (host i -> i + n/2)
+    under destination-mod-k routing puts one flow on every link, so each
+    message completes in its analytic time alone on the network: store
+    and forward over h equal-rate hops, sum(frames) + (h - 1) x largest
+    frame, plus h propagation delays, then the ACK back.
 """
 import glob
 import collections
@@ -188,6 +193,109 @@ class Timers(unittest.TestCase):
                     if t["retransmitted"]:
                         self.assertGreater(t["tail_drops"] + t["link_losses"] + t["bad_frames_dropped"]
                                            + rnr, 0)
+
+
+ETH, IPV4, UDP, BTH, RETH, AETH, ICRC, WIRE = 14, 20, 8, 12, 16, 4, 4, 24
+
+
+def write_time(size, mtu, hops, rate, delay_ps):
+    """Analytic completion time (ps) of one RDMA WRITE of `size` bytes over
+    `hops` store-and-forward links of one rate, with its ACK coming back."""
+    frames = []
+    off = 0
+    while off < size or not frames:
+        n = min(mtu, size - off)
+        frames.append(ETH + IPV4 + UDP + BTH + (RETH if off == 0 else 0) + n + (-n % 4) + ICRC + WIRE)
+        off += n
+    ack = max(ETH + IPV4 + UDP + BTH + AETH + ICRC, 60) + WIRE
+
+    def ser(b):
+        return -(-b * 8 * PS // rate)
+    data = sum(ser(b) for b in frames) + (hops - 1) * max(ser(b) for b in frames) + hops * delay_ps
+    return data + hops * (ser(ack) + delay_ps)
+
+
+def shift_permutation(k, routing, size="10MiB", nic=""):
+    n = k ** 3 // 4
+    msgs = "".join(f"    - {{src: h{i}, dst: h{(i + n // 2) % n}, size: {size}}}\n" for i in range(n))
+    return f"""
+seed: 1
+payload: none
+nic: {{{nic}}}
+topology:
+  routing: {routing}
+  switch_defaults: {{shared_buffer: 4MiB, pfc: {{priorities: [3]}}}}
+  generate: {{kind: fat-tree, k: {k}, host_link: {{rate: 100Gbps, delay: 1us}},
+             fabric_link: {{rate: 100Gbps, delay: 1us}}}}
+workload:
+  messages:
+{msgs}"""
+
+
+class Routing(unittest.TestCase):
+    """Shift permutations on k=4 and k=8 fat-trees, 10 MiB per host: every
+    flow crosses pods, six hops, through a core switch."""
+
+    RATE, DELAY = 100 * 10**9, 10**6
+
+    def run_shift(self, tmp, k, routing, size="10MiB", nic=""):
+        cfg = write_config(tmp, shift_permutation(k, routing, size, nic), f"{k}{routing}{nic[:3]}.yaml")
+        out = os.path.join(tmp, f"out{k}{routing}{nic[:3]}")
+        run_sim(cfg, out)
+        return summary(out), table(out, "messages.csv")
+
+    def test_dmodk_is_collision_free_and_ecmp_is_not(self):
+        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY)
+        with tempfile.TemporaryDirectory() as tmp:
+            for k in (4, 8):
+                with self.subTest(k=k):
+                    s, msgs = self.run_shift(tmp, k, "dmodk")
+                    self.assertEqual(s["config"]["routing"], "dmodk")
+                    self.assertEqual(len(msgs), k ** 3 // 4)
+                    for m in msgs:
+                        self.assertEqual(int(m["ideal_ps"]), analytic)
+                        self.assertLess(abs(int(m["fct_ps"]) - analytic) / analytic, 0.001, m)
+                    self.assertEqual(s["totals"]["retransmitted"], 0)
+                    # under ecmp some links carry two flows or more
+                    s, msgs = self.run_shift(tmp, k, "ecmp")
+                    self.assertGreater(max(int(m["fct_ps"]) for m in msgs), 1.5 * analytic)
+
+    def test_adaptive_with_out_of_order_placement_comes_close(self):
+        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY)
+        with tempfile.TemporaryDirectory() as tmp:
+            for k in (4, 8):
+                with self.subTest(k=k):
+                    s, msgs = self.run_shift(tmp, k, "adaptive", nic="ooo: true")
+                    self.assertTrue(s["config"]["nic"]["ooo"])
+                    self.assertLess(max(int(m["fct_ps"]) for m in msgs), 1.05 * analytic)
+                    self.assertEqual(s["totals"]["retransmitted"], 0)
+
+    def test_spray_needs_out_of_order_placement(self):
+        """Per-packet spraying reorders; a go-back-N responder NAKs every
+        reordering, the requester resends, and completion times collapse.
+        Placing by PSN within the reorder window keeps them near ideal."""
+        analytic = write_time(2**20, 4096, 6, self.RATE, self.DELAY)
+        with tempfile.TemporaryDirectory() as tmp:
+            s, msgs = self.run_shift(tmp, 4, "spray", size="1MiB")
+            t = s["totals"]
+            self.assertEqual(t["tail_drops"] + t["link_losses"], 0)
+            self.assertGreater(t["retransmitted"], 1000)
+            naks = sum(side["naks_seq"] for f in s["flows"] for side in f["sides"])
+            self.assertGreater(naks, 100)
+            self.assertGreater(max(int(m["fct_ps"]) for m in msgs), 5 * analytic)
+            s, msgs = self.run_shift(tmp, 4, "spray", size="1MiB", nic="ooo: true")
+            t = s["totals"]
+            self.assertEqual(t["retransmitted"], 0)
+            self.assertGreater(sum(side["held_out_of_order"] for f in s["flows"] for side in f["sides"]), 0)
+            self.assertLess(max(int(m["fct_ps"]) for m in msgs), 1.2 * analytic)
+
+    def test_routing_names_are_checked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, shift_permutation(4, "random"))
+            p = subprocess.run([RDMASIM, "sim", "--check", cfg], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("c.yaml:6:12: topology routing: 'random' is not one of ecmp, dmodk, spray, adaptive",
+                      p.stderr)
 
 
 if __name__ == "__main__":
