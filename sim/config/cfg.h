@@ -79,6 +79,8 @@ struct cfg_nic {
     bool ipv6;
     uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
     uint8_t dscp;
+    sim_time_t tx_latency; /* the NIC's transmit pipeline, without PCIe modelled */
+    sim_time_t rx_latency; /* its receive pipeline, likewise */
     bool ooo;              /* the responder places requests out of order, by PSN */
     sim_time_t ooo_window; /* with ooo: how long a gap may stay open before a NAK */
     struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */

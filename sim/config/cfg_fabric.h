@@ -41,6 +41,10 @@ struct cfg_switch {
     sim_time_t refresh;  /* XOFF sent again this often; 0: at half the pause time */
     sim_time_t watchdog; /* a class paused this long with frames waiting drops them; 0: off */
     /* ECN */
+    /* forwarding: a frame may leave `latency` after its header arrived
+     * (cut-through), or after it arrived whole (store and forward) */
+    sim_time_t latency;
+    bool cut_through;
     bool ecn;
     bool ecn_enqueue; /* mark as a frame joins its queue; false: as it leaves (the default) */
     struct cfg_ecn ecn_all;

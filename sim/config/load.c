@@ -110,9 +110,9 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
 {
     static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
                                        "timeout", "retry_count", "rnr_retry", "rnr_timer",
-                                       "ipv6", "ecn", "dscp", "ooo", "ooo_window",
-                                       SIM_NIC_FABRIC_KEYS, NULL};
-    struct fy_node *v[14 + SIM_NNIC_FABRIC_KEYS];
+                                       "ipv6", "ecn", "dscp", "ooo", "ooo_window", "tx_latency",
+                                       "rx_latency", SIM_NIC_FABRIC_KEYS, NULL};
+    struct fy_node *v[16 + SIM_NNIC_FABRIC_KEYS];
     if (!sim__fields(L, map, what, keys, v))
         return false;
     uint64_t x;
@@ -170,7 +170,17 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
         if (nic->ooo_window < SIM_NS || nic->ooo_window > 10 * SIM_S)
             return sim__fail(L, v[12], "nic ooo_window: must lie between 1ns and 10s");
     }
-    return sim__nic_fabric(L, v + 13, &nic->fab);
+    sim_time_t *lat[] = {&nic->tx_latency, &nic->rx_latency};
+    const char *latn[] = {"nic tx_latency", "nic rx_latency"};
+    for (int i = 0; i < 2; i++) {
+        if (!v[13 + i])
+            continue;
+        if (!sim__get_time(L, v[13 + i], latn[i], lat[i]))
+            return false;
+        if (*lat[i] > SIM_MS)
+            return sim__fail(L, v[13 + i], "%s: must lie between 0 and 1ms", latn[i]);
+    }
+    return sim__nic_fabric(L, v + 15, &nic->fab);
 }
 
 /* ---- topology -------------------------------------------------------------- */

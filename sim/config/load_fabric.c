@@ -274,6 +274,22 @@ bool sim__switch_fabric(struct loader *L, struct fy_node **v, struct cfg_switch 
         return false;
     if (v[2] && !sim__get_size(L, v[2], "switch reserved", 0, UINT64_C(1) << 30, &s->reserved))
         return false;
+    if (v[6]) {
+        if (!sim__get_time(L, v[6], "switch latency", &s->latency))
+            return false;
+        if (s->latency > SIM_MS)
+            return sim__fail(L, v[6], "switch latency: must lie between 0 and 1ms");
+    }
+    if (v[7]) {
+        char buf[32];
+        if (!sim__scalar(L, v[7], "switch forwarding", buf, sizeof buf))
+            return false;
+        if (!strcmp(buf, "cut-through") || !strcmp(buf, "store-and-forward"))
+            s->cut_through = buf[0] == 'c';
+        else
+            return sim__fail(L, v[7], "switch forwarding: '%s' is not one of cut-through, store-and-forward",
+                             buf);
+    }
     return (!v[3] || scheduler(L, v[3], s)) && (!v[4] || pfc(L, v[4], s)) &&
            (!v[5] || ecn(L, v[5], s));
 }

@@ -35,8 +35,8 @@
 #include "fabric/fabric.h"
 #include "rdma_codec.h"
 
-enum { SW_EV_PFC_WATCHDOG, SW_EV_COUNT };
-static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog"};
+enum { SW_EV_PFC_WATCHDOG, SW_EV_FORWARD, SW_EV_COUNT };
+static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog", "forward"};
 
 static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt, uint32_t *src,
                       uint32_t *dst)
@@ -197,6 +197,9 @@ static void drop(struct sim_switch *sw, struct sim_frame *f, uint64_t *count)
     sim__frame_free(&sw->node.net->pool, f);
 }
 
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f,
+                    const struct rdma_pkt *pkt, uint32_t out);
+
 static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
     struct sim_switch *sw = sim__switch_of(n);
@@ -210,9 +213,40 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
         sim__frame_free(&net->pool, f);
         return;
     }
+    /* The forwarding latency: from the frame's header (cut-through) or
+     * its last bit (store and forward). A cut-through frame bound for a
+     * faster port waits until it has arrived whole, as such switches fall
+     * back to store and forward: the port would otherwise run out of it. */
+    sim_time_t wait = sw->p->latency;
+    uint64_t wire = (uint64_t)f->len + in->wire_extra;
+    if (in->peer->cut_through && wire > SIM_CUT_THROUGH_BYTES && n->ports[out]->p.rate > in->p.rate)
+        wait += sim__ser_time(wire, in->p.rate) - sim__ser_time(SIM_CUT_THROUGH_BYTES, in->p.rate);
+    if (wait) {
+        f->in = (uint16_t)in->index;
+        f->out = (uint16_t)out;
+        sim_schedule(n->comp.sim, sim_now(n->comp.sim) + wait, &n->comp, SW_EV_FORWARD, f);
+        return;
+    }
+    forward(sw, in, f, &pkt, out);
+}
+
+/* The forwarding latency is over: a frame waiting for it goes on. */
+static void forward_later(struct sim_switch *sw, struct sim_frame *f)
+{
+    struct rdma_pkt pkt;
+    rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
+    forward(sw, sw->node.ports[f->in], f, &pkt, f->out);
+}
+
+/* Classify, admit, mark and queue a frame for egress port `out`. */
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f,
+                    const struct rdma_pkt *pkt, uint32_t out)
+{
+    struct sim_node *n = &sw->node;
+    struct sim_network *net = n->net;
     struct sim_port *op = n->ports[out];
     struct sw_port *sp = &sw->sp[out];
-    unsigned prio = classify(&net->cfg->fabric, &pkt);
+    unsigned prio = classify(&net->cfg->fabric, pkt);
     uint8_t bit = (uint8_t)(1u << prio);
     if (sp->storm & bit) {
         if ((op->blocked & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
@@ -243,10 +277,10 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
             return;
         }
     }
-    bool v6 = !(pkt.present & RDMA_HDR_IP);
-    uint8_t l3 = (uint8_t)(14 + 4 * pkt.nvlan);
+    bool v6 = !(pkt->present & RDMA_HDR_IP);
+    uint8_t l3 = (uint8_t)(14 + 4 * pkt->nvlan);
     if (sw->p->ecn && sw->p->ecn_enqueue) {
-        unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
+        unsigned ecn = v6 ? pkt->ipv6.tclass & 3u : pkt->ip.dsfield_ecn;
         if ((ecn == 1 || ecn == 2) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
             sim__ecn_mark(f->data + l3, v6))
             op->st.ecn_marked++;
@@ -337,6 +371,8 @@ static void sw_handle(struct sim_component *c, const struct sim_event *ev)
     struct sim_switch *sw = (struct sim_switch *)c;
     if (sim_event_kind(ev) == SW_EV_PFC_WATCHDOG)
         watchdog(sw, ev->ptr);
+    else if (sim_event_kind(ev) == SW_EV_FORWARD)
+        forward_later(sw, ev->ptr);
 }
 
 static const struct sim_node_ops switch_node_ops = {

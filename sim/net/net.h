@@ -34,6 +34,7 @@ struct sim_frame {
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
     uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
+    uint16_t in, out; /* a switch's ports for the frame while it waits out the switch's latency */
     uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
                        * while a responder holds the frame out of order: its PSN */
     uint8_t data[];
@@ -164,8 +165,10 @@ struct sim_port {
     struct sim_queued *ring;
     sim_time_t delay; /* p.delay */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
-    bool down;  /* the link is down (fault.c) */
-    bool noisy; /* p.loss or p.ber is not zero */
+    bool down : 1;  /* the link is down (fault.c) */
+    bool noisy : 1; /* p.loss or p.ber is not zero */
+    bool cut_through : 1; /* the peer is a cut-through switch: frames reach it once their header has */
+    bool early : 1;       /* the frame being sent was handed to the peer at its header */
     uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     struct sim_port_stats st;
@@ -185,6 +188,10 @@ _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, b
  * is down loses it. len is f->len, from the caller: a frame that waited
  * in a queue is out of cache, and need not be read before it arrives. */
 void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
+/* Wire bytes a cut-through switch takes in before it forwards a frame:
+ * preamble and start delimiter, and the first 64 bytes (Ethernet, IP and
+ * UDP headers with room for tags). */
+#define SIM_CUT_THROUGH_BYTES (8 + 64)
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)
