@@ -24,6 +24,10 @@ void sim__cfg_switch_defaults(struct cfg_switch *s)
         .alpha = 0.125,
         .strict = 0xc0, /* 6 and 7: CNPs and network control */
         .quanta = UINT16_MAX,
+        /* NVIDIA Spectrum (SN2000 series datasheets): 300 ns port to port,
+         * cut-through */
+        .latency = 300 * SIM_NS,
+        .cut_through = true,
         .ecn_all = {.pmax = -1},
     };
     for (unsigned c = 0; c < SIM_PRIOS; c++)

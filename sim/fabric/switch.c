@@ -3,8 +3,9 @@
  * (ecn.c) and the routing choices of net/route.c: ECMP, dmodk, per-packet
  * spraying and adaptive routing by the least bytes queued.
  *
- * A frame is forwarded once it has fully arrived (store and forward): the
- * switch reads the Ethernet, IP and UDP headers with the codec, looks the
+ * A frame is forwarded its latency after its header arrived (cut-through:
+ * net/port.c hands it over then) or after it arrived whole (store and
+ * forward); the switch reads the Ethernet, IP and UDP headers with the codec, looks the
  * destination host up in its routes, picks among equal-cost ports with a
  * hash of the addresses and the UDP source port (RoCEv2 puts a hash of
  * the queue pair there: the per-QP entropy), and classifies the frame by

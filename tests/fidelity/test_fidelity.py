@@ -15,7 +15,12 @@ rates.csv, messages.csv).
     under destination-mod-k routing puts one flow on every link, so each
     message completes in its analytic time alone on the network: store
     and forward over h equal-rate hops, sum(frames) + (h - 1) x largest
-    frame, plus h propagation delays, then the ACK back.
+    frame, plus h propagation delays, then the ACK back (cut-through
+    switches: sum(frames) + (h - 1) x header time).
+  - Latencies: switches forward after their port-to-port latency, from
+    the header (cut-through, the default) or the whole frame; NICs add
+    their transmit and receive pipelines; messages.csv's ideal time
+    includes them, and so does the analytic time here.
 """
 import glob
 import collections
@@ -196,11 +201,18 @@ class Timers(unittest.TestCase):
 
 
 ETH, IPV4, UDP, BTH, RETH, AETH, ICRC, WIRE = 14, 20, 8, 12, 16, 4, 4, 24
+CUT_THROUGH = 8 + 64  # wire bytes a cut-through switch takes in before it forwards
+SWITCH_LATENCY = 300 * 1000  # ps: the default, NVIDIA Spectrum's port-to-port latency
 
 
-def write_time(size, mtu, hops, rate, delay_ps):
+def write_time(size, mtu, hops, rate, delay_ps, latency_ps=0, cut_through=False):
     """Analytic completion time (ps) of one RDMA WRITE of `size` bytes over
-    `hops` store-and-forward links of one rate, with its ACK coming back."""
+    `hops` links of one rate through hops - 1 switches, with its ACK coming
+    back. Store and forward: packets pipeline, so the data takes the sum
+    of its frames' times plus, at every further hop, the largest one.
+    Cut-through: a switch sends a frame on once its first 72 wire bytes
+    (preamble and 64 bytes of headers) are in, so every further hop adds
+    only those bytes' time."""
     frames = []
     off = 0
     while off < size or not frames:
@@ -211,8 +223,11 @@ def write_time(size, mtu, hops, rate, delay_ps):
 
     def ser(b):
         return -(-b * 8 * PS // rate)
-    data = sum(ser(b) for b in frames) + (hops - 1) * max(ser(b) for b in frames) + hops * delay_ps
-    return data + hops * (ser(ack) + delay_ps)
+
+    def one_way(sizes):
+        per_hop = ser(CUT_THROUGH) if cut_through and min(sizes) > CUT_THROUGH else max(ser(b) for b in sizes)
+        return sum(ser(b) for b in sizes) + (hops - 1) * (per_hop + latency_ps) + hops * delay_ps
+    return one_way(frames) + one_way([ack])
 
 
 def shift_permutation(k, routing, size="10MiB", nic=""):
@@ -245,7 +260,7 @@ class Routing(unittest.TestCase):
         return summary(out), table(out, "messages.csv")
 
     def test_dmodk_is_collision_free_and_ecmp_is_not(self):
-        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY)
+        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY, SWITCH_LATENCY, True)
         with tempfile.TemporaryDirectory() as tmp:
             for k in (4, 8):
                 with self.subTest(k=k):
@@ -261,7 +276,7 @@ class Routing(unittest.TestCase):
                     self.assertGreater(max(int(m["fct_ps"]) for m in msgs), 1.5 * analytic)
 
     def test_adaptive_with_out_of_order_placement_comes_close(self):
-        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY)
+        analytic = write_time(10 * 2**20, 4096, 6, self.RATE, self.DELAY, SWITCH_LATENCY, True)
         with tempfile.TemporaryDirectory() as tmp:
             for k in (4, 8):
                 with self.subTest(k=k):
@@ -274,7 +289,7 @@ class Routing(unittest.TestCase):
         """Per-packet spraying reorders; a go-back-N responder NAKs every
         reordering, the requester resends, and completion times collapse.
         Placing by PSN within the reorder window keeps them near ideal."""
-        analytic = write_time(2**20, 4096, 6, self.RATE, self.DELAY)
+        analytic = write_time(2**20, 4096, 6, self.RATE, self.DELAY, SWITCH_LATENCY, True)
         with tempfile.TemporaryDirectory() as tmp:
             s, msgs = self.run_shift(tmp, 4, "spray", size="1MiB")
             t = s["totals"]
@@ -296,6 +311,70 @@ class Routing(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("c.yaml:6:12: topology routing: 'random' is not one of ecmp, dmodk, spray, adaptive",
                       p.stderr)
+
+
+class Latencies(unittest.TestCase):
+    """64 KiB WRITEs, READs and a 2-byte WRITE through three switches, each
+    forwarding mode, with and without NIC pipeline latency: the completion
+    time is the analytic one to the picosecond."""
+
+    def test_switch_and_nic_latency_to_the_picosecond(self):
+        rate, delay = 100 * 10**9, 10**6
+        with tempfile.TemporaryDirectory() as tmp:
+            for fw, lat, tx, rx in (("cut-through", 300, 0, 0), ("store-and-forward", 300, 0, 0),
+                                    ("cut-through", 300, 200, 150), ("store-and-forward", 0, 0, 0),
+                                    ("store-and-forward", 450, 100, 0)):
+                with self.subTest(forwarding=fw, latency=lat, tx=tx, rx=rx):
+                    cfg = write_config(tmp, f"""
+seed: 1
+payload: none
+nic: {{tx_latency: {tx}ns, rx_latency: {rx}ns}}
+topology:
+  switch_defaults: {{latency: {lat}ns, forwarding: {fw}}}
+  hosts: [h0, h1]
+  switches: [s0, s1, s2]
+  links:
+    - {{a: h0, b: s0}}
+    - {{a: s0, b: s1}}
+    - {{a: s1, b: s2}}
+    - {{a: s2, b: h1}}
+workload:
+  messages:
+    - {{src: h0, dst: h1, op: write, size: 64KiB}}
+    - {{src: h0, dst: h1, op: write, size: 2, start: 100us}}
+""")
+                    out = os.path.join(tmp, f"{fw}{lat}{tx}{rx}")
+                    run_sim(cfg, out)
+                    msgs = table(out, "messages.csv")
+                    nic = 2 * (tx + rx) * 1000  # both ways: data out, ACK back
+                    for m, size in zip(msgs, (65536, 2)):
+                        want = write_time(size, 4096, 4, rate, delay, lat * 1000, fw == "cut-through") + nic
+                        self.assertEqual(int(m["fct_ps"]), want, m)
+                        self.assertEqual(int(m["ideal_ps"]), want, m)
+
+    def test_pcie_replaces_the_nic_pipeline(self):
+        """With PCIe modelled the NIC's steps are TLPs: tx_latency and
+        rx_latency do not apply."""
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = {}
+            for tx in (0, 500):
+                out = os.path.join(tmp, f"p{tx}")
+                run_sim(os.path.join(EXAMPLES, "pcie-host-pair.yaml"), out,
+                        "--set", f"nic.tx_latency={tx}ns", "--set", f"nic.rx_latency={tx}ns")
+                runs[tx] = [m["fct_ps"] for m in table(out, "messages.csv")]
+        self.assertEqual(runs[0], runs[500])
+
+    def test_bad_values_are_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for key, value, msg in (("topology.switch_defaults.forwarding", "wormhole",
+                                     "switch forwarding: 'wormhole' is not one of cut-through, store-and-forward"),
+                                    ("topology.switch_defaults.latency", "2ms",
+                                     "switch latency: must lie between 0 and 1ms"),
+                                    ("nic.tx_latency", "5ms", "nic tx_latency: must lie between 0 and 1ms")):
+                p = subprocess.run([RDMASIM, "sim", "--check", os.path.join(EXAMPLES, "write-one-link.yaml"),
+                                    "--set", f"{key}={value}"], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 2)
+                self.assertIn(msg, p.stderr)
 
 
 if __name__ == "__main__":
