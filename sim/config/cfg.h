@@ -14,10 +14,6 @@
 #include "config/cfg_fabric.h"
 #include "engine/engine.h"
 
-struct cfg_pos {
-    const char *file;
-    int line, col;
-};
 
 struct sim_pcie_config;
 

@@ -17,12 +17,19 @@
 
 #define SIM_PRIOS 8 /* 802.1Q priorities, one traffic class each */
 
+/* Where a value came from, for checks made once the whole network is known. */
+struct cfg_pos {
+    const char *file;
+    int line, col;
+};
+
 /* ECN marking (RED on the instantaneous queue of a class). A threshold of
  * 0 means "scaled with the port's rate" (sim__ecn_resolve). */
 struct cfg_ecn {
     uint64_t rate; /* in a per-rate entry: the port speed it applies to */
     uint64_t kmin, kmax;
     double pmax;
+    struct cfg_pos kmin_pos, kmax_pos; /* of values set in the file */
 };
 #define CFG_ECN_RATES 8
 
@@ -64,6 +71,7 @@ struct cfg_dcqcn {
     uint32_t f;               /* fast recovery steps */
     uint64_t rai, rhai;       /* additive and hyper increase, bits per second */
     uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
     uint8_t cnp_dscp;
 };
 

@@ -208,11 +208,17 @@ static bool ecn_thresholds(struct loader *L, struct fy_node **v, const char *wha
 {
     char w[64];
     snprintf(w, sizeof w, "%s kmin", what);
-    if (v[0] && !is_keyword(v[0], "auto") && !sim__get_size(L, v[0], w, 1, UINT64_C(1) << 40, &e->kmin))
-        return false;
+    if (v[0] && !is_keyword(v[0], "auto")) {
+        if (!sim__get_size(L, v[0], w, 1, UINT64_C(1) << 40, &e->kmin))
+            return false;
+        e->kmin_pos = sim__pos(L, v[0]);
+    }
     snprintf(w, sizeof w, "%s kmax", what);
-    if (v[1] && !is_keyword(v[1], "auto") && !sim__get_size(L, v[1], w, 1, UINT64_C(1) << 40, &e->kmax))
-        return false;
+    if (v[1] && !is_keyword(v[1], "auto")) {
+        if (!sim__get_size(L, v[1], w, 1, UINT64_C(1) << 40, &e->kmax))
+            return false;
+        e->kmax_pos = sim__pos(L, v[1]);
+    }
     snprintf(w, sizeof w, "%s pmax", what);
     if (v[2] && !sim__get_prob(L, v[2], w, &e->pmax))
         return false;
@@ -343,8 +349,11 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
         return false;
     if (v[8] && !sim__get_rate(L, v[8], "dcqcn rhai", &d->rhai))
         return false;
-    if (v[9] && !sim__get_rate(L, v[9], "dcqcn min_rate", &d->min_rate))
-        return false;
+    if (v[9]) {
+        if (!sim__get_rate(L, v[9], "dcqcn min_rate", &d->min_rate))
+            return false;
+        d->min_rate_pos = sim__pos(L, v[9]);
+    }
     if (v[10]) {
         uint32_t x;
         if (!sim__get_u32(L, v[10], "dcqcn cnp_dscp", 0, 63, &x))
@@ -478,6 +487,8 @@ bool sim__check_fabric(struct loader *L)
     struct sim_config *cfg = L->cfg;
     uint64_t *need = sim__xcalloc(cfg->nnodes, sizeof *need);
     uint64_t *frame = sim__xcalloc(cfg->nnodes, sizeof *frame);
+    uint64_t *rate = sim__xcalloc(cfg->nnodes, sizeof *rate);
+    uint32_t *nports = sim__xcalloc(cfg->nnodes, sizeof *nports);
     bool ok = true;
     for (size_t l = 0; l < cfg->nlinks; l++) {
         const struct cfg_link *lk = &cfg->links[l];
@@ -487,6 +498,8 @@ bool sim__check_fabric(struct loader *L)
             uint64_t largest = sim__max_frame(&lk->p);
             if (largest > frame[ends[e]])
                 frame[ends[e]] = largest;
+            rate[ends[e]] = lk->p.rate;
+            nports[ends[e]]++;
             if (n->kind == CFG_HOST) {
                 need[ends[e]] = sim__pfc_headroom(&lk->p);
                 continue;
@@ -502,7 +515,15 @@ bool sim__check_fabric(struct loader *L)
         if (n->kind == CFG_HOST) {
             const struct cfg_nic_fabric *nf = &n->nic.fab;
             uint64_t want = (nf->pfc ? need[i] : 0) + 2 * frame[i];
-            if (nf->rx_rate && nf->rx_buffer < want)
+            const struct cfg_dcqcn *d = &nf->dcqcn;
+            if (d->enable && rate[i] && d->min_rate > rate[i]) {
+                char r[32], l[32];
+                snprintf(r, sizeof r, "%g Gb/s", (double)d->min_rate / 1e9);
+                snprintf(l, sizeof l, "%g Gb/s", (double)rate[i] / 1e9);
+                ok = sim__fail_at(L, d->min_rate_pos.file ? &d->min_rate_pos : &n->pos,
+                                  "nic dcqcn min_rate: %s is above the rate of host '%s''s link (%s): "
+                                  "no rate cut could ever reach it", r, n->name, l);
+            } else if (nf->rx_rate && nf->rx_buffer < want)
                 ok = sim__fail_at(L, &n->pos, "host '%s': nic rx_buffer %llu is too small: it needs "
                                               "%llu bytes (%s)", n->name,
                                   (unsigned long long)nf->rx_buffer, (unsigned long long)want,
@@ -518,8 +539,31 @@ bool sim__check_fabric(struct loader *L)
                                           "pool needs at least two largest frames",
                               n->name, (unsigned long long)s->shared_buffer,
                               (unsigned long long)need[i]);
+        if (!ok || !s->ecn)
+            continue;
+        /* ECN thresholds a queue can never reach */
+        uint64_t pool = s->shared_buffer > need[i] ? s->shared_buffer - need[i] : 0;
+        uint64_t cap = sim__queue_cap(s, n->buffer, pool, nports[i]);
+        const char *why = !s->shared_buffer ? "its port buffer"
+                          : s->lossless     ? "its shared buffer"
+                                            : "alpha x pool / (1 + alpha): its lossy dynamic threshold";
+        for (uint32_t k = 0; ok && k <= s->necn_rates; k++) {
+            const struct cfg_ecn *e = k ? &s->ecn_rates[k - 1] : &s->ecn_all;
+            if (e->kmax > cap)
+                ok = sim__fail_at(L, &e->kmax_pos, "ecn kmax: %llu bytes is more than a queue of switch "
+                                                   "'%s' can ever hold (%llu bytes, %s): frames would "
+                                                   "be dropped before every one is marked",
+                                  (unsigned long long)e->kmax, n->name, (unsigned long long)cap, why);
+            else if (e->kmin >= cap)
+                ok = sim__fail_at(L, &e->kmin_pos, "ecn kmin: %llu bytes is more than a queue of switch "
+                                                   "'%s' can ever hold (%llu bytes, %s): nothing would "
+                                                   "ever be marked",
+                                  (unsigned long long)e->kmin, n->name, (unsigned long long)cap, why);
+        }
     }
     free(need);
     free(frame);
+    free(rate);
+    free(nports);
     return ok;
 }

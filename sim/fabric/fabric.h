@@ -26,7 +26,9 @@ struct sim_red {
     double pmax;
 };
 /* The thresholds for a port of this rate under a switch's parameters. */
-void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, struct sim_red *red);
+/* The thresholds for a port of this rate under a switch's parameters; a
+ * scaled default stays within `cap`, the most its queue can hold. */
+void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, uint64_t cap, struct sim_red *red);
 /* RED: whether a packet finding `qbytes` in its queue is marked. */
 bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng *rng);
 /* Whether the frame whose IP header starts at l3 is ECT(0) or ECT(1). */

@@ -406,7 +406,6 @@ static void sw_init(struct sim_component *c)
             largest = frame;
         for (unsigned k = 0; k < SIM_PRIOS; k++)
             sp->quantum[k] = p->weights[k] * frame;
-        sim__ecn_resolve(p, port->p.rate, &sp->red);
         sim_timer_init(&sp->watchdog);
     }
     uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
@@ -420,6 +419,9 @@ static void sw_init(struct sim_component *c)
         .xoff = p->xoff,
         .xon = p->xon ? p->xon : largest,
     };
+    uint64_t cap = sim__queue_cap(p, sw->mmu.port_cap, sw->mmu.pool, n->nports);
+    for (uint32_t i = 0; i < n->nports; i++)
+        sim__ecn_resolve(p, n->ports[i]->p.rate, cap, &sw->sp[i].red);
 }
 
 static void sw_fini(struct sim_component *c)

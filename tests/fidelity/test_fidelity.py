@@ -377,5 +377,55 @@ workload:
                 self.assertIn(msg, p.stderr)
 
 
+class Sanity(unittest.TestCase):
+    """Values that cannot make sense with the topology are refused at the
+    line that set them."""
+
+    CFG = """seed: 1
+payload: none
+topology:
+  switch_defaults:
+    shared_buffer: 2MiB
+    ecn: {kmax: 500KB}
+  generate: {kind: star, hosts: 3, link: {rate: 100Gbps}}
+workload:
+  generate: {kind: incast, to: h2, op: write, size: 1MiB}
+"""
+
+    def check(self, *sets):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, self.CFG)
+            args = [a for kv in sets for a in ("--set", kv)]
+            return subprocess.run([RDMASIM, "sim", "--check", cfg, *args], capture_output=True, text=True)
+
+    def test_kmax_above_what_the_queue_can_hold(self):
+        # a 2 MiB shared buffer without PFC, alpha 1/8, no reserved space
+        # and no headroom: one queue holds at most 2 MiB x (1/8) / (9/8)
+        cap = 2 * 2**20 // 9
+        p = self.check()
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(f"c.yaml:6:17: ecn kmax: 500000 bytes is more than a queue of switch 's0' can ever "
+                      f"hold ({cap} bytes, alpha x pool / (1 + alpha): its lossy dynamic threshold)", p.stderr)
+        self.assertEqual(self.check(f"topology.switch_defaults.ecn.kmax={cap}").returncode, 0)
+        self.assertEqual(self.check(f"topology.switch_defaults.ecn.kmax={cap + 1}").returncode, 2)
+        # the scaled default (500 KB at 100 Gb/s) is kept within it
+        self.assertEqual(self.check("topology.switch_defaults.ecn.kmax=auto").returncode, 0)
+        p = self.check("topology.switch_defaults.ecn.kmax=auto", "topology.switch_defaults.ecn.kmin=300KB")
+        self.assertIn("--set topology.switch_defaults.ecn.kmin=300KB: ecn kmin: 300000 bytes is more than",
+                      p.stderr)
+        # with PFC a lossless queue fills from every port: the whole buffer
+        p = self.check("topology.switch_defaults.pfc={priorities: [3]}")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_dcqcn_min_rate_above_the_link_rate(self):
+        p = self.check("topology.switch_defaults.ecn.kmax=auto", "nic.dcqcn.min_rate=200Gbps")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--set nic.dcqcn.min_rate=200Gbps: nic dcqcn min_rate: 200 Gb/s is above the rate of "
+                      "host 'h0''s link (100 Gb/s)", p.stderr)
+        p = self.check("topology.switch_defaults.ecn.kmax=auto", "nic.dcqcn.min_rate=200Gbps",
+                       "nic.dcqcn.enable=false")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
