@@ -198,8 +198,8 @@ static void drop(struct sim_switch *sw, struct sim_frame *f, uint64_t *count)
     sim__frame_free(&sw->node.net->pool, f);
 }
 
-static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f,
-                    const struct rdma_pkt *pkt, uint32_t out);
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
+                    unsigned prio, uint8_t l3);
 
 static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
@@ -214,40 +214,41 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
         sim__frame_free(&net->pool, f);
         return;
     }
-    /* The forwarding latency: from the frame's header (cut-through) or
-     * its last bit (store and forward). A cut-through frame bound for a
-     * faster port waits until it has arrived whole, as such switches fall
-     * back to store and forward: the port would otherwise run out of it. */
-    sim_time_t wait = sw->p->latency;
+    unsigned prio = classify(&net->cfg->fabric, &pkt);
+    uint8_t l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (pkt.present & RDMA_HDR_IP ? 0 : SW_L3_V6));
+    /* The frame arrives its forwarding latency after its header (cut-through)
+     * or its last bit (store and forward) did (net/port.c). A cut-through
+     * frame bound for a faster port waits until it has arrived whole, as
+     * such switches fall back to store and forward: the port would
+     * otherwise run out of it. */
     uint64_t wire = (uint64_t)f->len + in->wire_extra;
-    if (in->peer->cut_through && wire > SIM_CUT_THROUGH_BYTES && n->ports[out]->p.rate > in->p.rate)
-        wait += sim__ser_time(wire, in->p.rate) - sim__ser_time(SIM_CUT_THROUGH_BYTES, in->p.rate);
-    if (wait) {
+    if (in->peer->cut_through && wire > SIM_CUT_THROUGH_BYTES && n->ports[out]->p.rate > in->p.rate) {
+        sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(SIM_CUT_THROUGH_BYTES, in->p.rate);
+        /* what the headers said rides along: no second decode */
         f->in = (uint16_t)in->index;
         f->out = (uint16_t)out;
+        f->prio = (uint8_t)prio;
+        f->l3 = l3;
         sim_schedule(n->comp.sim, sim_now(n->comp.sim) + wait, &n->comp, SW_EV_FORWARD, f);
         return;
     }
-    forward(sw, in, f, &pkt, out);
+    forward(sw, in, f, out, prio, l3);
 }
 
-/* The forwarding latency is over: a frame waiting for it goes on. */
+/* A cut-through frame bound for a faster port has arrived whole. */
 static void forward_later(struct sim_switch *sw, struct sim_frame *f)
 {
-    struct rdma_pkt pkt;
-    rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
-    forward(sw, sw->node.ports[f->in], f, &pkt, f->out);
+    forward(sw, sw->node.ports[f->in], f, f->out, f->prio, f->l3);
 }
 
-/* Classify, admit, mark and queue a frame for egress port `out`. */
-static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f,
-                    const struct rdma_pkt *pkt, uint32_t out)
+/* Admit, mark and queue a frame of priority prio for egress port `out`;
+ * its IP header starts at l3 (with SW_L3_V6 for IPv6). */
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
+                    unsigned prio, uint8_t l3)
 {
     struct sim_node *n = &sw->node;
-    struct sim_network *net = n->net;
     struct sim_port *op = n->ports[out];
     struct sw_port *sp = &sw->sp[out];
-    unsigned prio = classify(&net->cfg->fabric, pkt);
     uint8_t bit = (uint8_t)(1u << prio);
     if (sp->storm & bit) {
         if ((op->blocked & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
@@ -278,16 +279,15 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
             return;
         }
     }
-    bool v6 = !(pkt->present & RDMA_HDR_IP);
-    uint8_t l3 = (uint8_t)(14 + 4 * pkt->nvlan);
     if (sw->p->ecn && sw->p->ecn_enqueue) {
-        unsigned ecn = v6 ? pkt->ipv6.tclass & 3u : pkt->ip.dsfield_ecn;
-        if ((ecn == 1 || ecn == 2) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
-            sim__ecn_mark(f->data + l3, v6))
+        uint8_t *hdr = f->data + (l3 & (uint8_t)~SW_L3_V6);
+        bool v6 = l3 & SW_L3_V6;
+        if (sim__ecn_capable(hdr, v6) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
+            sim__ecn_mark(hdr, v6))
             op->st.ecn_marked++;
     }
     q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
-                               .l3 = (uint8_t)(l3 | (v6 ? SW_L3_V6 : 0))});
+                               .l3 = l3});
     sp->busy |= bit;
     sp->bytes += len;
     if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))

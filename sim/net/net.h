@@ -34,7 +34,10 @@ struct sim_frame {
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
     uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
-    uint16_t in, out; /* a switch's ports for the frame while it waits out the switch's latency */
+    /* a switch's bookkeeping while the frame waits out its latency: ports,
+     * priority and where the IP header starts */
+    uint16_t in, out;
+    uint8_t prio, l3;
     uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
                        * while a responder holds the frame out of order: its PSN */
     uint8_t data[];
@@ -97,6 +100,9 @@ struct sim_link_layer_ops {
     /* A frame arrived at p: true when it is the link layer's own (it then
      * owns it); otherwise it goes to the node. */
     bool (*receive)(struct sim_port *p, struct sim_frame *f);
+    /* Whether a frame is the link layer's own (optional: none are). Its
+     * own frames end at the port and skip the node's forwarding latency. */
+    bool (*own)(const struct sim_frame *f);
     /* The port's LINK_TIMER event with the ptr the link layer gave it. */
     void (*timer)(struct sim_port *p, void *which);
     /* The link went down: what it carried about flow control is void. */
@@ -163,7 +169,7 @@ struct sim_port {
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
-    sim_time_t delay; /* p.delay */
+    sim_time_t delay; /* p.delay, with the NIC pipelines at either end */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
     bool down : 1;  /* the link is down (fault.c) */
     bool noisy : 1; /* p.loss or p.ber is not zero */
@@ -176,6 +182,7 @@ struct sim_port {
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     char *name; /* NODE-PORT */
     const struct sim_link_layer_ops *ll;
     struct sim_port_pfc pfc;

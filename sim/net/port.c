@@ -21,6 +21,10 @@
  * then decided as it starts, and a link that goes down while its tail is
  * still leaving does not take it back. The switch keeps it from finishing
  * on a faster port before it has arrived whole (fabric/switch.c).
+ *
+ * A switch's forwarding latency is added to the arrival of the frames it
+ * forwards (peer_latency): they reach it when it would send them on, which
+ * costs no event; the link layer's own frames (PFC) arrive without it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -42,7 +46,12 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     }
     if (p->noisy && p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
         corrupt(p, f);
-    sim_schedule(p->comp.sim, t + p->delay, &p->peer->comp, SIM_PORT_ARRIVAL, f);
+    /* a switch's forwarding latency delays what it forwards: the frame
+     * reaches it that much later, without an event of its own */
+    sim_time_t at = t + p->delay;
+    if (p->peer_latency && !(p->ll->own && p->ll->own(f)))
+        at += p->peer_latency;
+    sim_schedule(p->comp.sim, at, &p->peer->comp, SIM_PORT_ARRIVAL, f);
 }
 
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)

@@ -71,8 +71,10 @@ static void latencies(struct sim_network *net)
             p->delay += from->nic.tx_latency;
         if (!pcie && to->kind == CFG_HOST)
             p->delay += to->nic.rx_latency;
-        if (to->kind == CFG_SWITCH)
+        if (to->kind == CFG_SWITCH) {
             p->cut_through = cfg->fabric.sw[to->swp].cut_through;
+            p->peer_latency = cfg->fabric.sw[to->swp].latency;
+        }
     }
 }
 
