@@ -1,49 +1,18 @@
-/* bytes.h - big-endian wire access by shifts, never by casting structs.
+/* bytes.h - fields of any bit width inside big-endian integers, for the
+ * codec's field lists (fields.h); whole integers are rdma_bytes.h's.
  *
  * A field is `width` bits whose least significant bit sits `shift` bits up
  * from the bottom of the big-endian integer of ceil((shift+width)/8) bytes
  * that starts at `p + byte`. With constant arguments the compiler reduces
  * these to a few loads and shifts.
  */
-#ifndef RDMA_BYTES_H
-#define RDMA_BYTES_H
+#ifndef RDMA_CODEC_BYTES_H
+#define RDMA_CODEC_BYTES_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t get_be24(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-static inline uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void put_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static inline void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-/* CRCs are stored least significant byte first. */
-static inline uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-static inline void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
+#include "rdma_bytes.h"
 
 static inline uint64_t get_bits(const uint8_t *p, unsigned shift, unsigned width)
 {

@@ -13,7 +13,7 @@
 static inline uint32_t csum_add(const uint8_t *p, size_t len, uint32_t sum)
 {
     for (size_t i = 0; i + 1 < len; i += 2)
-        sum += get_be16(p + i);
+        sum += rdma_get_be16(p + i);
     if (len & 1)
         sum += (uint32_t)p[len - 1] << 8;
     return sum;

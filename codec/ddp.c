@@ -61,7 +61,7 @@ static size_t term_decode(const uint8_t *p, size_t len, struct rdma_iwarp_fpdu *
     if (f->term.hdrct_d) {
         if (len < off + RDMA_RDMAP_TERM_SEGLEN_LEN)
             return 0;
-        f->term_ddp_seg_len = get_be16(p + off);
+        f->term_ddp_seg_len = rdma_get_be16(p + off);
         off += RDMA_RDMAP_TERM_SEGLEN_LEN;
         size_t hl = ddp_header_decode(p + off, len - off, &f->term_ddp, &f->term_rdmap);
         if (!hl)
@@ -171,7 +171,7 @@ size_t rdma__ulpdu_headers_encode(const struct rdma_iwarp_fpdu *f, uint8_t *out)
         ENCODE_FIELDS(RDMA_RDMAP_TERM_FIELDS, &f->term, out + n);
         n += RDMA_RDMAP_TERM_LEN;
         if (f->present & RDMA_IW_TERM_DDP) {
-            put_be16(out + n, f->term_ddp_seg_len);
+            rdma_put_be16(out + n, f->term_ddp_seg_len);
             n += RDMA_RDMAP_TERM_SEGLEN_LEN;
             n += ddp_header_encode(&f->term_ddp, &f->term_rdmap, out + n);
         }

@@ -66,23 +66,12 @@ static void decode_cm(struct rdma_pkt *pkt, const uint8_t *data)
     struct rdma_cm *cm = &pkt->cm;
     cm->attr = pkt->mad.attributeid;
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        DECODE_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req, data);
+#define DECODE_CM(name, id, member, type, FIELDS)                              \
+    case RDMA_CM_##name:                                                       \
+        DECODE_FIELDS(FIELDS, &cm->u.member, data);                            \
         break;
-    case RDMA_CM_REP:
-        DECODE_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep, data);
-        break;
-    case RDMA_CM_REJ:
-        DECODE_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej, data);
-        break;
-    case RDMA_CM_DREQ:
-        DECODE_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq, data);
-        break;
-    case RDMA_CM_RTU:
-    case RDMA_CM_DREP:
-    case RDMA_CM_MRA:
-        DECODE_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu, data);
-        break;
+        RDMA_CM_MESSAGES(DECODE_CM)
+#undef DECODE_CM
     default:
         return;
     }
@@ -165,7 +154,7 @@ static void decode_transport(struct cursor *c, struct rdma_pkt *pkt, size_t end)
         return;
     }
     pkt->icrc.present = true;
-    pkt->icrc.value = get_le32(c->start + end - ICRC_LEN);
+    pkt->icrc.value = rdma_get_le32(c->start + end - ICRC_LEN);
     c->pos = end;
 }
 
@@ -270,18 +259,18 @@ static enum rdma_status decode_mac_control(struct cursor *c, struct rdma_pkt *pk
         return truncated(pkt, "MAC Control opcode");
     struct rdma_pfc *pfc = &pkt->pfc;
     memset(pfc, 0, sizeof *pfc);
-    pfc->opcode = get_be16(p);
+    pfc->opcode = rdma_get_be16(p);
     if (pfc->opcode == RDMA_MAC_CONTROL_PAUSE) {
         if (!(p = take(c, 2)))
             return truncated(pkt, "PAUSE time");
-        pfc->pause_time[0] = get_be16(p);
+        pfc->pause_time[0] = rdma_get_be16(p);
         pkt->proto = RDMA_PROTO_PAUSE;
     } else if (pfc->opcode == RDMA_MAC_CONTROL_PFC) {
         if (!(p = take(c, 18)))
             return truncated(pkt, "PFC class-enable vector and pause times");
-        pfc->enbv = get_be16(p);
+        pfc->enbv = rdma_get_be16(p);
         for (int i = 0; i < 8; i++)
-            pfc->pause_time[i] = get_be16(p + 2 + 2 * i);
+            pfc->pause_time[i] = rdma_get_be16(p + 2 + 2 * i);
         pkt->proto = RDMA_PROTO_PFC;
         if (pfc->enbv >> 8)
             fail(pkt, RDMA_MALFORMED, "PFC class-enable vector upper byte not zero");

@@ -121,23 +121,12 @@ static void put_mad_payload(struct writer *w, const struct rdma_pkt *pkt)
     const struct rdma_cm *cm = &pkt->cm;
     uint8_t *d = p + CM_DATA_OFFSET;
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        ENCODE_FIELDS(RDMA_CM_REQ_FIELDS, &cm->u.req, d);
+#define ENCODE_CM(name, id, member, type, FIELDS)                              \
+    case RDMA_CM_##name:                                                       \
+        ENCODE_FIELDS(FIELDS, &cm->u.member, d);                               \
         break;
-    case RDMA_CM_REP:
-        ENCODE_FIELDS(RDMA_CM_REP_FIELDS, &cm->u.rep, d);
-        break;
-    case RDMA_CM_REJ:
-        ENCODE_FIELDS(RDMA_CM_REJ_FIELDS, &cm->u.rej, d);
-        break;
-    case RDMA_CM_DREQ:
-        ENCODE_FIELDS(RDMA_CM_DREQ_FIELDS, &cm->u.dreq, d);
-        break;
-    case RDMA_CM_RTU:
-    case RDMA_CM_DREP:
-    case RDMA_CM_MRA:
-        ENCODE_FIELDS(RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu, d);
-        break;
+        RDMA_CM_MESSAGES(ENCODE_CM)
+#undef ENCODE_CM
     }
 }
 
@@ -184,7 +173,7 @@ static size_t put_transport(struct writer *w, const struct rdma_pkt *pkt)
 static void put_icrc(struct writer *w, uint32_t crc)
 {
     uint8_t *p = reserve(w, ICRC_LEN);
-    put_le32(p, crc);
+    rdma_put_le32(p, crc);
 }
 
 static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *pkt)
@@ -218,14 +207,14 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     uint8_t *l3 = w->buf + l3_at, *udp = w->buf + udp_at;
     if (end - l3_at > 0xffff)
         return RDMA_MALFORMED;
-    put_be16(udp + 4, (uint16_t)(end - udp_at));
-    put_be16(udp + 6, 0);
+    rdma_put_be16(udp + 4, (uint16_t)(end - udp_at));
+    rdma_put_be16(udp + 6, 0);
     if (v4) {
-        put_be16(l3 + 2, (uint16_t)(end - l3_at));
-        put_be16(l3 + 10, 0);
-        put_be16(l3 + 10, csum_fold(csum_add(l3, l3_len, 0)));
+        rdma_put_be16(l3 + 2, (uint16_t)(end - l3_at));
+        rdma_put_be16(l3 + 10, 0);
+        rdma_put_be16(l3 + 10, csum_fold(csum_add(l3, l3_len, 0)));
     } else {
-        put_be16(l3 + 4, (uint16_t)(end - udp_at));
+        rdma_put_be16(l3 + 4, (uint16_t)(end - udp_at));
     }
     /* The ICRC treats the UDP checksum as ones, so it can be computed first
      * and the checksum, which covers the ICRC, afterwards. */
@@ -241,7 +230,7 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
             sum = csum_add(l3 + 8, 32, 0);
         sum += IP_PROTO_UDP + (uint32_t)(end - udp_at);
         uint16_t c = csum_fold(csum_add(udp, end - udp_at, sum));
-        put_be16(udp + 6, c ? c : 0xffff);
+        rdma_put_be16(udp + 6, c ? c : 0xffff);
     }
     return RDMA_OK;
 }
@@ -257,7 +246,7 @@ static enum rdma_status encode_rocev1(struct writer *w, const struct rdma_pkt *p
     size_t paylen = w->len + ICRC_LEN - grh_at - RDMA_HDR_SIZE_GRH;
     if (paylen > 0xffff)
         return RDMA_MALFORMED;
-    put_be16(grh + 4, (uint16_t)paylen);
+    rdma_put_be16(grh + 4, (uint16_t)paylen);
     grh[6] = IB_NEXT_HEADER_IBA;
     put_icrc(w, rdma_icrc_grh(grh, w->len - grh_at));
     return RDMA_OK;
@@ -283,7 +272,7 @@ static enum rdma_status encode_ib(struct writer *w, const struct rdma_pkt *pkt)
     uint32_t icrc;
     if (global) {
         uint8_t *grh = w->buf + grh_at;
-        put_be16(grh + 4, (uint16_t)(end - grh_at - RDMA_HDR_SIZE_GRH));
+        rdma_put_be16(grh + 4, (uint16_t)(end - grh_at - RDMA_HDR_SIZE_GRH));
         grh[6] = IB_NEXT_HEADER_IBA;
         icrc = rdma_icrc_grh(grh, w->len - grh_at);
     } else {
@@ -301,15 +290,15 @@ static void encode_mac_control(struct writer *w, const struct rdma_pkt *pkt)
 {
     const struct rdma_pfc *pfc = &pkt->pfc;
     uint8_t *p = reserve(w, 2);
-    put_be16(p, pfc->opcode);
+    rdma_put_be16(p, pfc->opcode);
     if (pfc->opcode == RDMA_MAC_CONTROL_PAUSE) {
-        put_be16(reserve(w, 2), pfc->pause_time[0]);
+        rdma_put_be16(reserve(w, 2), pfc->pause_time[0]);
         return;
     }
     p = reserve(w, 18);
-    put_be16(p, pfc->enbv);
+    rdma_put_be16(p, pfc->enbv);
     for (int i = 0; i < 8; i++)
-        put_be16(p + 2 + 2 * i, pfc->pause_time[i]);
+        rdma_put_be16(p + 2 + 2 * i, pfc->pause_time[i]);
 }
 
 static enum rdma_status encode_erf(struct writer *w, const struct rdma_pkt *pkt)
@@ -326,8 +315,8 @@ static enum rdma_status encode_erf(struct writer *w, const struct rdma_pkt *pkt)
         return st;
     size_t ib_len = w->len - erf_at - RDMA_HDR_SIZE_ERF;
     /* rlen counts the whole record, padded to 8 bytes as capture cards do. */
-    put_be16(w->buf + erf_at + 10, (uint16_t)((w->len - erf_at + 7) & ~(size_t)7));
-    put_be16(w->buf + erf_at + 14, (uint16_t)ib_len);
+    rdma_put_be16(w->buf + erf_at + 10, (uint16_t)((w->len - erf_at + 7) & ~(size_t)7));
+    rdma_put_be16(w->buf + erf_at + 14, (uint16_t)ib_len);
     return RDMA_OK;
 }
 

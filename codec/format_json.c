@@ -30,21 +30,21 @@
  * the shortest path. */
 static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
 {
-    return v < 100 ? out_put_small(p, (uint32_t)v) : out_put_u64(p, v);
+    return v < 100 ? rdma__put_small(p, (uint32_t)v) : rdma_put_u64(p, v);
 }
 
 /* A header field: those of 16 bits or less (most of them) are written
- * inline, wider ones by out_put_u64(). */
+ * inline, wider ones by rdma_put_u64(). */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
 {
     if (size > 2 || v < 100)
         return put_digits(p, v);
     uint32_t x = (uint32_t)v;
     if (x < 10000)
-        return out_put_small(p, x);
+        return rdma__put_small(p, x);
     uint32_t hi = x / 10000; /* one digit: x < 65536 */
     *p = (char)('0' + hi);
-    out_put4(p + 1, x - 10000 * hi);
+    rdma__put4(p + 1, x - 10000 * hi);
     return p + 5;
 }
 
@@ -134,7 +134,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
     p = put_lit(p, "\"" #name "\":\"");                                        \
     p = put_array(p, h__->name, len, kind);                                    \
     p = put_lit(p, "\",");
-#define MAX_FIELD_(name, type, byte, shift, width) +sizeof("\"" #name "\":") + OUT_U64_MAX
+#define MAX_FIELD_(name, type, byte, shift, width) +sizeof("\"" #name "\":") + RDMA_U64_DIGITS
 #define MAX_ARRAY_(name, byte, len, kind) +sizeof("\"" #name "\":\"\",") + ARRAY_MAX(len)
 #define FIELDS_MAX(LIST) (0 LIST(MAX_FIELD_, MAX_ARRAY_))
 
@@ -163,7 +163,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
     })
 
 #define member_u64(o, name, v)                                                 \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":") + OUT_U64_MAX, {                  \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {              \
         p = put_lit(p, "\"" name "\":");                                       \
         p = put_digits(p, (v));                                                \
         *p++ = ',';                                                            \
@@ -238,19 +238,13 @@ static void json_cm(struct out *o, const struct rdma_cm *cm)
     out_chr(o, '{');
     member_str(o, "msg", rdma_cm_message_name(cm->attr));
     switch (cm->attr) {
-    case RDMA_CM_REQ:
-        JSON_FIELDS(o, RDMA_CM_REQ_FIELDS, &cm->u.req);
+#define JSON_CM(name, id, member, type, FIELDS)                                \
+    case RDMA_CM_##name:                                                       \
+        JSON_FIELDS(o, FIELDS, &cm->u.member);                                 \
         break;
-    case RDMA_CM_REP:
-        JSON_FIELDS(o, RDMA_CM_REP_FIELDS, &cm->u.rep);
-        break;
-    case RDMA_CM_REJ:
-        JSON_FIELDS(o, RDMA_CM_REJ_FIELDS, &cm->u.rej);
-        break;
-    case RDMA_CM_DREQ:
-        JSON_FIELDS(o, RDMA_CM_DREQ_FIELDS, &cm->u.dreq);
-        break;
-    default:
+        RDMA_CM_MESSAGES(JSON_CM)
+#undef JSON_CM
+    default: /* an attribute the encoder was given: every CM message opens with the IDs */
         JSON_FIELDS(o, RDMA_CM_COMMIDS_FIELDS, &cm->u.rtu);
     }
     close_with(o, '}');
@@ -282,7 +276,7 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
 }
 
 #define json_crc(o, name, crc)                                                 \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":,\"ok\":false},") + OUT_U64_MAX, {  \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":,\"ok\":false},") + RDMA_U64_DIGITS, {  \
         p = put_lit(p, "\"" name "\":{\"value\":");                            \
         p = put_digits(p, (crc)->value);                                       \
         p = (crc)->ok ? put_lit(p, ",\"ok\":true},") : put_lit(p, ",\"ok\":false},"); \

@@ -119,7 +119,7 @@ size_t rdma__fpdu_wire_len(const struct rdma_mpa_framing *fr, uint32_t seq, cons
     size_t h = header_at(fr, seq);
     if (len < h + 2)
         return 0;
-    unsigned ul = get_be16(p + h);
+    unsigned ul = rdma_get_be16(p + h);
     return wire_len(fr, seq, 2 + ul + pad_len(ul) + RDMA_MPA_CRC_LEN);
 }
 
@@ -135,7 +135,7 @@ enum rdma_status rdma_fpdu_decode(const struct rdma_mpa_framing *fr, uint32_t se
     size_t h = header_at(fr, seq);
     f->seq = seq;
     f->wire_len = (uint32_t)total;
-    f->ulpdulength = get_be16(p + h);
+    f->ulpdulength = rdma_get_be16(p + h);
     f->pad = (uint8_t)pad_len(f->ulpdulength);
 
     /* Pull the markers out; the FPDU without them is contiguous in p when
@@ -166,7 +166,7 @@ enum rdma_status rdma_fpdu_decode(const struct rdma_mpa_framing *fr, uint32_t se
             logical = scratch;
         }
     }
-    uint32_t carried = get_le32(p + total - RDMA_MPA_CRC_LEN);
+    uint32_t carried = rdma_get_le32(p + total - RDMA_MPA_CRC_LEN);
     f->crc.value = carried;
     if (fr->crc) {
         f->crc.present = true;
@@ -235,7 +235,7 @@ enum rdma_status rdma_fpdu_encode(const struct rdma_mpa_framing *fr, uint32_t se
     size_t ul = hl + f->payload_len;
     if (ul > 0xffff)
         return RDMA_MALFORMED;
-    put_be16(hdr, (uint16_t)ul);
+    rdma_put_be16(hdr, (uint16_t)ul);
     struct mwriter w = {fr, seq, header_at(fr, seq), out, cap, 0, false};
     mw_put(&w, hdr, 2 + hl);
     mw_put(&w, f->payload, f->payload_len);
@@ -243,7 +243,7 @@ enum rdma_status rdma_fpdu_encode(const struct rdma_mpa_framing *fr, uint32_t se
     mw_marker_if_due(&w);
     if (w.overflow || cap - w.len < RDMA_MPA_CRC_LEN)
         return RDMA_TRUNCATED;
-    put_le32(out + w.len, fr->crc ? rdma_crc32c(out, w.len) : 0);
+    rdma_put_le32(out + w.len, fr->crc ? rdma_crc32c(out, w.len) : 0);
     *out_len = w.len + RDMA_MPA_CRC_LEN;
     return RDMA_OK;
 }

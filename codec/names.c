@@ -49,7 +49,7 @@ const char *rdma_nak_code_name(unsigned code)
 const char *rdma_cm_message_name(uint16_t attr)
 {
     switch (attr) {
-#define NAME(name, id)                                                         \
+#define NAME(name, id, member, type, FIELDS)                                   \
     case id:                                                                   \
         return #name;
         RDMA_CM_MESSAGES(NAME)

@@ -41,6 +41,23 @@ extern "C" {
 #define RDMA_MAC_CONTROL_PFC 0x0101
 #define RDMA_MAD_CLASS_CM 0x07
 
+/* ---- PSN arithmetic ------------------------------------------------------ */
+/* PSNs are 24 bits and compare modulo 2^24 (IBA 9.7.1): of two PSNs, the one
+ * less than half the space ahead is the later. */
+#define RDMA_PSN_MASK 0xffffffu
+
+/* Signed distance a - b in the PSN space: positive when a is after b. */
+static inline int32_t rdma_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* The PSN n after a. */
+static inline uint32_t rdma_psn_add(uint32_t a, uint32_t n)
+{
+    return (a + n) & RDMA_PSN_MASK;
+}
+
 /* Array field kinds, which decide how a byte array is printed. */
 #define RDMA_ARRAY_MAC 0
 #define RDMA_ARRAY_IPV4 1
@@ -304,18 +321,21 @@ struct rdma_pfc {
     uint16_t pause_time[8];
 };
 
-/* CM attribute IDs (IBA table 104) with the message names. */
+/* Every CM message, once (IBA 12.6, attribute IDs from table 104): name,
+ * attribute ID, member of struct rdma_cm's union, its struct and its field
+ * list. The enum, the union, the names, the decoder, the encoder and the
+ * JSON printer are all expanded from it. */
 #define RDMA_CM_MESSAGES(X)                                                    \
-    X(REQ, 0x0010)                                                             \
-    X(MRA, 0x0011)                                                             \
-    X(REJ, 0x0012)                                                             \
-    X(REP, 0x0013)                                                             \
-    X(RTU, 0x0014)                                                             \
-    X(DREQ, 0x0015)                                                            \
-    X(DREP, 0x0016)
+    X(REQ, 0x0010, req, rdma_cm_req, RDMA_CM_REQ_FIELDS)                       \
+    X(MRA, 0x0011, mra, rdma_cm_commids, RDMA_CM_COMMIDS_FIELDS)               \
+    X(REJ, 0x0012, rej, rdma_cm_rej, RDMA_CM_REJ_FIELDS)                       \
+    X(REP, 0x0013, rep, rdma_cm_rep, RDMA_CM_REP_FIELDS)                       \
+    X(RTU, 0x0014, rtu, rdma_cm_commids, RDMA_CM_COMMIDS_FIELDS)               \
+    X(DREQ, 0x0015, dreq, rdma_cm_dreq, RDMA_CM_DREQ_FIELDS)                   \
+    X(DREP, 0x0016, drep, rdma_cm_commids, RDMA_CM_COMMIDS_FIELDS)
 
 enum rdma_cm_attr {
-#define RDMA__CM_ENUM(name, id) RDMA_CM_##name = id,
+#define RDMA__CM_ENUM(name, id, member, type, FIELDS) RDMA_CM_##name = id,
     RDMA_CM_MESSAGES(RDMA__CM_ENUM)
 #undef RDMA__CM_ENUM
 };
@@ -323,11 +343,9 @@ enum rdma_cm_attr {
 struct rdma_cm {
     uint16_t attr; /* enum rdma_cm_attr */
     union {
-        struct rdma_cm_req req;
-        struct rdma_cm_rep rep;
-        struct rdma_cm_commids rtu, drep, mra;
-        struct rdma_cm_dreq dreq;
-        struct rdma_cm_rej rej;
+#define RDMA__CM_MEMBER(name, id, member, type, FIELDS) struct type member;
+        RDMA_CM_MESSAGES(RDMA__CM_MEMBER)
+#undef RDMA__CM_MEMBER
     } u;
 };
 

@@ -100,7 +100,7 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
         ip.len = (uint16_t)(l3_len + TCP_HDR_LEN + len);
         ip.checksum = 0;
         ENCODE_FIELDS(RDMA_IP_FIELDS, &ip, l3p);
-        put_be16(l3p + 10, csum_fold(csum_add(l3p, l3_len, 0)));
+        rdma_put_be16(l3p + 10, csum_fold(csum_add(l3p, l3_len, 0)));
         pseudo = csum_add(l3p + 12, 8, 0);
     } else {
         struct rdma_ipv6 ip6 = pkt->ipv6;
@@ -118,7 +118,7 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
     if (len)
         memcpy(l4p + TCP_HDR_LEN, payload, len);
     pseudo += RDMA_IP_PROTO_TCP + (uint32_t)(TCP_HDR_LEN + len);
-    put_be16(l4p + 16, csum_fold(csum_add(l4p, TCP_HDR_LEN + len, pseudo)));
+    rdma_put_be16(l4p + 16, csum_fold(csum_add(l4p, TCP_HDR_LEN + len, pseudo)));
     memset(out + n, 0, total - n);
     *out_len = total;
     return RDMA_OK;

@@ -149,8 +149,8 @@ static size_t make_key(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, u
         memcpy(b, pkt->ipv6.dst, 16);
         alen = 16;
     }
-    put_be16(a + alen, tcp->srcport);
-    put_be16(b + alen, tcp->dstport);
+    rdma_put_be16(a + alen, tcp->srcport);
+    rdma_put_be16(b + alen, tcp->dstport);
     size_t n = alen + 2;
     *dir = memcmp(a, b, n) > 0;
     memcpy(key, *dir ? b : a, n);
@@ -169,8 +169,8 @@ static void pdu_ends(struct rdma_iwarp_pdu *pdu, const struct conn *c, unsigned 
     e->ipv6 = alen == 16;
     memcpy(e->src, from, alen);
     memcpy(e->dst, to, alen);
-    e->srcport = get_be16(from + alen);
-    e->dstport = get_be16(to + alen);
+    e->srcport = rdma_get_be16(from + alen);
+    e->dstport = rdma_get_be16(to + alen);
 }
 
 static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, size_t n, bool create)
@@ -440,17 +440,17 @@ static unsigned chain_markers(const struct rdma_mpa_framing *fr, uint32_t seq, c
         size_t h = rdma__to_marker(fr, seq + (uint32_t)pos) == 0 ? RDMA_MPA_MARKER_LEN : 0;
         if (!w || pos + h + 2 + RDMA_DDP_TAGGED_LEN > n)
             break;
-        if (get_be16(p + pos + h) < RDMA_DDP_TAGGED_LEN || !plausible_ulpdu(p + pos + h + 2))
+        if (rdma_get_be16(p + pos + h) < RDMA_DDP_TAGGED_LEN || !plausible_ulpdu(p + pos + h + 2))
             return 0;
         for (size_t m = pos + rdma__to_marker(fr, seq + (uint32_t)pos); m < pos + w && m + 4 <= n;
              m += RDMA_MPA_MARKER_INTERVAL) {
             size_t expect = m == pos ? 0 : m - pos - h;
-            if (get_be16(p + m) || get_be16(p + m + 2) != expect)
+            if (rdma_get_be16(p + m) || rdma_get_be16(p + m + 2) != expect)
                 return 0;
             confirmed++;
         }
         if (first && pos + w <= n) {
-            uint32_t carried = get_le32(p + pos + w - RDMA_MPA_CRC_LEN);
+            uint32_t carried = rdma_get_le32(p + pos + w - RDMA_MPA_CRC_LEN);
             *crc_ok = rdma_crc32c(p + pos, w - RDMA_MPA_CRC_LEN) == carried;
             *crc_zero = carried == 0;
         }
@@ -475,8 +475,8 @@ static bool probe_markers(const uint8_t *p, size_t n, uint32_t seq, struct rdma_
         size_t fs = 0;
         bool found = false;
         for (size_t o = phase; o + RDMA_MPA_MARKER_LEN <= n; o += RDMA_MPA_MARKER_INTERVAL) {
-            unsigned ptr = get_be16(p + o + 2);
-            if (get_be16(p + o) || (ptr & 3))
+            unsigned ptr = rdma_get_be16(p + o + 2);
+            if (rdma_get_be16(p + o) || (ptr & 3))
                 break;
             if (!found && marker_fpdu_start(&fr, seq, o, ptr, &fs))
                 found = true;
@@ -507,8 +507,8 @@ static bool resync_from_marker(const struct rdma_mpa_framing *fr, uint32_t seq, 
 {
     for (size_t o = rdma__to_marker(fr, seq); o + RDMA_MPA_MARKER_LEN <= n;
          o += RDMA_MPA_MARKER_INTERVAL) {
-        unsigned ptr = get_be16(p + o + 2);
-        if (!get_be16(p + o) && marker_fpdu_start(fr, seq, o, ptr, fs))
+        unsigned ptr = rdma_get_be16(p + o + 2);
+        if (!rdma_get_be16(p + o) && marker_fpdu_start(fr, seq, o, ptr, fs))
             return true;
     }
     return false;
@@ -638,7 +638,7 @@ static enum step step_fpdu(struct rdma_iwarp_stream *s, struct conn *c, unsigned
     if (d->markers_unknown) {
         if (n < RDMA_MPA_MARKER_LEN)
             return STEP_NEED_MORE;
-        d->fr.markers = seq == d->fr.origin && get_be32(p) == 0;
+        d->fr.markers = seq == d->fr.origin && rdma_get_be32(p) == 0;
         d->markers_unknown = false;
     }
     if (d->resync) {

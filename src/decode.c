@@ -38,12 +38,13 @@
 
 #include "capture.h"
 #include "cli.h"
-#include "out.h"
 #include "rdma_codec.h"
 #include "rdma_iwarp.h"
+#include "rdma_text.h"
 
 #define OUT_BUFFER (1u << 20)
 #define LINE_MAX_BYTES 16384
+#define FILE_TEXT_MAX 4096 /* of a line: the file name, quoted, cut if need be */
 #define CHUNK_FRAMES 2048
 #define CHUNK_BYTES (4u << 20) /* of frame data */
 #define CHUNK_OUT (1u << 20)   /* first size of a chunk's text; it grows */
@@ -102,7 +103,7 @@ static void sink_write(struct sink *s, const char *p, size_t n)
         s->failed = true;
 }
 
-static size_t put_u64(char *p, uint64_t v) { return (size_t)(out_put_u64(p, v) - p); }
+static size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
 
 /* The text of a time's seconds and its point, kept from line to line:
  * consecutive frames mostly fall in the same second. */
@@ -110,7 +111,7 @@ struct time_text {
     bool valid;
     int64_t sec;
     size_t len;
-    char text[OUT_U64_MAX + 2];
+    char text[RDMA_U64_DIGITS + 2];
 };
 
 /* seconds.nanoseconds, nine fraction digits */
@@ -130,7 +131,7 @@ static size_t put_time(char *p, struct time_text *tt, int64_t sec, uint32_t nsec
     p += tt->len;
     uint32_t v = nsec % 1000000000;
     *p = (char)('0' + v / 100000000);
-    out_put8(p + 1, v % 100000000);
+    rdma_put_digits8(p + 1, v % 100000000);
     return tt->len + 9;
 }
 
@@ -163,15 +164,8 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
     size_t n = put_str(p, "{\"frame\":");
     n += put_u64(p + n, frame);
     if (file) {
-        n += put_str(p + n, ",\"file\":\"");
-        for (const char *c = file; *c && n < 4096; c++) {
-            if (*c == '"' || *c == '\\')
-                p[n++] = '\\';
-            if ((unsigned char)*c < 0x20)
-                continue;
-            p[n++] = *c;
-        }
-        p[n++] = '"';
+        n += put_str(p + n, ",\"file\":");
+        n += rdma_json_string(file, p + n, FILE_TEXT_MAX);
     }
     n += put_str(p + n, ",\"ts\":\"");
     n += put_time(p + n, tt, h->sec, (uint32_t)h->nsec);
@@ -264,7 +258,7 @@ static size_t end_line(char *p, bool json, uint64_t frame, const struct rdma_iwa
 /* What the frames of one capture share. */
 struct file_job {
     const struct decode_opts *opts;
-    const struct capture *cap; /* workers read records through it */
+    const struct rdma_capture *cap; /* workers read records through it */
     const char *name;          /* in JSON lines when several files are decoded */
     unsigned linktype;
     struct frame first;
@@ -286,7 +280,7 @@ struct chunk {
     uint64_t first_frame; /* the number of its first frame */
     size_t n, bytes;
     /* Non-NULL: the frames are the n records of the capture's mapping that
-     * begin here, which the worker reads itself (capture_record), since
+     * begin here, which the worker reads itself (rdma_capture_record), since
      * frame[] written on one core and read on another would cost a cache
      * miss a frame; NULL: they are in frame[]. */
     const uint8_t *run, *run_end;
@@ -357,8 +351,8 @@ static void decode_chunk(const struct file_job *job, struct chunk *ch)
         struct frame run_frame;
         const struct frame *f = &ch->frame[i];
         if (record) {
-            struct capture_frame cf;
-            record = capture_record(job->cap, record, &cf);
+            struct rdma_capture_frame cf;
+            record = rdma_capture_record(job->cap, record, &cf);
             run_frame = (struct frame){cf.sec, cf.nsec, cf.caplen, cf.len, cf.data};
             f = &run_frame;
         }
@@ -387,7 +381,7 @@ oom:
 /* What the main thread writes with, in chunk order. */
 struct writer {
     const struct file_job *job;
-    struct capture *cap;
+    struct rdma_capture *cap;
     struct rdma_iwarp_stream *iwarp;
     struct time_text tt;
     struct sink *out;
@@ -458,9 +452,9 @@ struct pipeline {
     /* Mapping work the main thread hands over (capture.h), taken before
      * chunks: a window's pages must be in before it gets there. */
     bool has_ahead;
-    struct capture_span ahead;
+    struct rdma_capture_span ahead;
     size_t ndead;
-    struct capture_span dead[DEAD_MAX];
+    struct rdma_capture_span dead[DEAD_MAX];
     const struct file_job *job;
     pthread_t worker[MAX_WORKERS];
 };
@@ -494,16 +488,16 @@ static void *worker_main(void *arg)
         }
         if (pl->has_ahead || pl->ndead) {
             bool has_ahead = pl->has_ahead;
-            struct capture_span ahead = pl->ahead, dead[DEAD_MAX];
+            struct rdma_capture_span ahead = pl->ahead, dead[DEAD_MAX];
             size_t ndead = pl->ndead;
             memcpy(dead, pl->dead, ndead * sizeof *dead);
             pl->has_ahead = false;
             pl->ndead = 0;
             pthread_mutex_unlock(&pl->lock);
             if (has_ahead)
-                capture_populate(&ahead);
+                rdma_capture_populate(&ahead);
             for (size_t i = 0; i < ndead; i++)
-                capture_unmap(&dead[i]);
+                rdma_capture_unmap(&dead[i]);
             continue;
         }
         struct chunk *ch = &pl->slot[pl->taken++ % pl->nslots];
@@ -530,13 +524,13 @@ static void pipeline_stop(struct pipeline *pl)
 /* Give the workers the mapping work there is: mapping and unmapping pages
  * costs as much as reading the records, and the main thread is the one
  * the others wait for. */
-static void hand_over_mapping(struct pipeline *pl, struct capture *cap)
+static void hand_over_mapping(struct pipeline *pl, struct rdma_capture *cap)
 {
     pthread_mutex_lock(&pl->lock);
     bool more = false;
     if (!pl->has_ahead)
-        more = pl->has_ahead = capture_ahead(cap, &pl->ahead);
-    for (; pl->ndead < DEAD_MAX && capture_dead(cap, &pl->dead[pl->ndead]); pl->ndead++)
+        more = pl->has_ahead = rdma_capture_ahead(cap, &pl->ahead);
+    for (; pl->ndead < DEAD_MAX && rdma_capture_dead(cap, &pl->dead[pl->ndead]); pl->ndead++)
         more = true;
     if (more)
         pthread_cond_signal(&pl->filled);
@@ -570,7 +564,7 @@ static void chunk_free(struct chunk *ch)
  * chunk that begins with a record of the mapping takes the records that
  * follow it there; any other takes any frame, and copies those libpcap
  * read (it reuses its buffer) while its copy area has room. */
-static bool chunk_add(struct chunk *ch, const struct capture_frame *cf)
+static bool chunk_add(struct chunk *ch, const struct rdma_capture_frame *cf)
 {
     if (!ch->n && cf->record)
         ch->run = cf->record;
@@ -604,21 +598,21 @@ static bool chunk_add(struct chunk *ch, const struct capture_frame *cf)
 }
 
 /* Fill ch from the capture, starting with the frame read ahead in cf, and
- * read the next one into cf; returns what capture_next() last returned. */
-static int fill_chunk(struct chunk *ch, struct capture *cap, struct capture_frame *cf,
+ * read the next one into cf; returns what rdma_capture_next() last returned. */
+static int fill_chunk(struct chunk *ch, struct rdma_capture *cap, struct rdma_capture_frame *cf,
                       uint64_t *frames)
 {
     ch->first_frame = *frames + 1;
     ch->n = ch->bytes = ch->copy_len = 0;
     ch->run = NULL;
-    uint64_t mark = capture_mark(cap);
+    uint64_t mark = rdma_capture_mark(cap);
     int rc = 1;
     do {
         if (!chunk_add(ch, cf))
             break;
         ++*frames;
-        mark = capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
-        rc = capture_next(cap, cf);
+        mark = rdma_capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
+        rc = rdma_capture_next(cap, cf);
     } while (rc == 1 && ch->n < CHUNK_FRAMES && ch->bytes < CHUNK_BYTES);
     ch->mark = mark;
     ch->last = rc != 1;
@@ -645,11 +639,11 @@ static bool retire_chunk(struct pipeline *pl, uint64_t seq, struct writer *wr)
     if (ch->oom)
         return false;
     write_chunk(wr, ch);
-    capture_release(wr->cap, ch->mark);
+    rdma_capture_release(wr->cap, ch->mark);
     /* Workers unmap what is released; without them, this thread does. */
-    struct capture_span dead;
-    while (!pl->started && capture_dead(wr->cap, &dead))
-        capture_unmap(&dead);
+    struct rdma_capture_span dead;
+    while (!pl->started && rdma_capture_dead(wr->cap, &dead))
+        rdma_capture_unmap(&dead);
     set_state(pl, ch, CHUNK_FREE);
     return true;
 }
@@ -659,8 +653,8 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
                         struct sink *out, struct decode_stats *st)
 {
     char errbuf[PCAP_ERRBUF_SIZE];
-    struct capture cap;
-    if (!capture_open(&cap, path, errbuf, sizeof errbuf)) {
+    struct rdma_capture cap;
+    if (!rdma_capture_open(&cap, path, errbuf, sizeof errbuf)) {
         fprintf(stderr, "rdmasim decode: %s: %s\n", path, errbuf);
         return false;
     }
@@ -671,7 +665,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
                 "rdmasim decode: %s: link type %d (%s) is not supported; supported are "
                 "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
                 path, linktype, name ? name : "unknown");
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return false;
     }
     struct file_job job = {opts, &cap, name_files ? path : NULL, (unsigned)linktype,
@@ -684,23 +678,23 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         fprintf(stderr, "rdmasim decode: out of memory\n");
         rdma_iwarp_stream_free(iwarp);
         free(pl.slot);
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return false;
     }
     pthread_mutex_init(&pl.lock, NULL);
     pthread_cond_init(&pl.filled, NULL);
     pthread_cond_init(&pl.decoded, NULL);
     struct writer wr = {&job, &cap, iwarp, {.valid = false}, out, st};
-    capture_hold(&cap);
+    rdma_capture_hold(&cap);
     if (name_files && !opts->json) {
         char *p = sink_line(out);
         out->len += (size_t)snprintf(p, LINE_MAX_BYTES, "==> %s <==\n", path);
     }
     /* cf is always the next frame, read ahead: a chunk knows whether it is
      * the last. */
-    struct capture_frame cf;
+    struct rdma_capture_frame cf;
     uint64_t frames = 0, filled = 0, written = 0;
-    int rc = capture_next(&cap, &cf);
+    int rc = rdma_capture_next(&cap, &cf);
     if (rc == 1)
         job.first = (struct frame){cf.sec, cf.nsec, 0, 0, NULL};
     bool oom = false;
@@ -732,7 +726,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         oom = !retire_chunk(&pl, written++, &wr);
     pipeline_stop(&pl);
     for (size_t i = 0; i < pl.ndead; i++)
-        capture_unmap(&pl.dead[i]);
+        rdma_capture_unmap(&pl.dead[i]);
     for (size_t i = 0; i < pl.nslots; i++)
         chunk_free(&pl.slot[i]);
     free(pl.slot);
@@ -757,7 +751,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
         sink_flush(out);
         fprintf(stderr, "rdmasim decode: %s: frame %" PRIu64 ": %s\n", path, frames + 1, cap.error);
     }
-    capture_close(&cap);
+    rdma_capture_close(&cap);
     return complete;
 }
 

@@ -19,8 +19,8 @@
  *   IPv4: | ver ihl | DSCP ECN | ...   checksum at bytes 10-11
  *   IPv6: | ver tclass-hi | tclass-lo flow | ...   (ECN: byte 1, bits 5-4)
  */
-#include "bytes.h"
 #include "fabric/fabric.h"
+#include "rdma_bytes.h"
 
 /* Defaults scale with the port's rate from the setting the DCQCN paper's
  * analysis arrives at for 40 Gb/s: Kmin 5 KB, Kmax 200 KB, Pmax 1%. */
@@ -82,12 +82,12 @@ bool sim__ecn_mark(uint8_t *l3, bool ipv6)
     unsigned ecn = l3[1] & 3;
     if (ecn == 0 || ecn == 3)
         return false;
-    uint16_t old = get_be16(l3), new = (uint16_t)(old | 3);
+    uint16_t old = rdma_get_be16(l3), new = (uint16_t)(old | 3);
     /* HC' = ~(~HC + ~m + m') */
-    uint32_t sum = (uint16_t)~get_be16(l3 + 10) + (uint32_t)(uint16_t)~old + new;
+    uint32_t sum = (uint16_t)~rdma_get_be16(l3 + 10) + (uint32_t)(uint16_t)~old + new;
     while (sum >> 16)
         sum = (sum & 0xffff) + (sum >> 16);
-    put_be16(l3, new);
-    put_be16(l3 + 10, (uint16_t)~sum);
+    rdma_put_be16(l3, new);
+    rdma_put_be16(l3 + 10, (uint16_t)~sum);
     return true;
 }

@@ -31,9 +31,9 @@
  */
 #include <stdlib.h>
 
-#include "bytes.h"
 #include "engine/util.h"
 #include "fabric/fabric.h"
+#include "rdma_bytes.h"
 #include "rdma_codec.h"
 
 enum { SW_EV_PFC_WATCHDOG, SW_EV_FORWARD, SW_EV_COUNT };
@@ -44,11 +44,11 @@ static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt,
 {
     uint32_t s, d;
     if (pkt->present & RDMA_HDR_IP) {
-        s = get_be32(pkt->ip.src) - sim__host_ip4(0);
-        d = get_be32(pkt->ip.dst) - sim__host_ip4(0);
+        s = rdma_get_be32(pkt->ip.src) - sim__host_ip4(0);
+        d = rdma_get_be32(pkt->ip.dst) - sim__host_ip4(0);
     } else if (pkt->present & RDMA_HDR_IPV6) {
-        s = get_be32(pkt->ipv6.src + 12) - 1;
-        d = get_be32(pkt->ipv6.dst + 12) - 1;
+        s = rdma_get_be32(pkt->ipv6.src + 12) - 1;
+        d = rdma_get_be32(pkt->ipv6.dst + 12) - 1;
     } else {
         return false;
     }

@@ -231,11 +231,8 @@ struct sim_qp {
     struct sim_qp_stats st;
 };
 
-static inline int32_t sim__psn_diff(uint32_t a, uint32_t b)
-{
-    return (int32_t)((a - b) << 8) >> 8;
-}
-static inline uint32_t sim__psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xffffff; }
+static inline int32_t sim__psn_diff(uint32_t a, uint32_t b) { return rdma_psn_diff(a, b); }
+static inline uint32_t sim__psn_add(uint32_t a, uint32_t n) { return rdma_psn_add(a, n); }
 
 static inline struct sim_wqe *sim__wqe(struct sim_qp *qp, uint32_t i)
 {

@@ -18,8 +18,8 @@
  */
 #include <string.h>
 
-#include "bytes.h"
 #include "host/nic.h"
+#include "rdma_bytes.h"
 
 #define ETH_LEN 14
 #define VLAN_LEN 4
@@ -70,8 +70,8 @@ static struct sim_frame *wrap(struct sim_nic *nic, const struct sim_qp *qp, stru
         pkt->ip.dsfield_ecn = ecn;
         pkt->ip.flags = 2; /* don't fragment */
         pkt->ip.ttl = 64;
-        put_be32(pkt->ip.src, nic->ip4);
-        put_be32(pkt->ip.dst, sim__host_ip4(qp->peer));
+        rdma_put_be32(pkt->ip.src, nic->ip4);
+        rdma_put_be32(pkt->ip.dst, sim__host_ip4(qp->peer));
     }
     pkt->udp.srcport = qp->sport;
     pkt->udp.dstport = RDMA_ROCEV2_UDP_PORT;
@@ -120,7 +120,7 @@ static bool parse(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pk
           (pkt->op->flags & RDMA_OPF_CNP)))
         return false;
     if (pkt->present & RDMA_HDR_IP)
-        return get_be32(pkt->ip.dst) == nic->ip4;
+        return rdma_get_be32(pkt->ip.dst) == nic->ip4;
     return !memcmp(pkt->ipv6.dst, nic->ip6, 16);
 }
 

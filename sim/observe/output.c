@@ -19,6 +19,7 @@
 #include "host/nic.h"
 #include "observe/observe.h"
 #include "pcie/pcie.h"
+#include "rdma_text.h"
 #include "sim.h"
 
 struct out_file {
@@ -106,20 +107,7 @@ void sim__output_dirs_release(struct sim_network *net, bool keep)
     net->nmade_dirs = 0;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
+static void json_string(FILE *f, const char *s) { rdma_json_fputs(s, f); }
 
 static const char *node_name(const struct sim_network *net, uint32_t node)
 {

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "replay.h"
+#include "report.h"
 
 /* amount per second over ns nanoseconds, without overflowing 64 bits */
 uint64_t rate_per_s(uint64_t amount, uint64_t ns)
@@ -54,12 +54,4 @@ void fmt_bytes(char *buf, size_t cap, uint64_t bytes)
 {
     static const char *const units[4] = {"B", "kB", "MB", "GB"};
     scaled(buf, cap, bytes, 1000, units);
-}
-
-uint32_t conv_id(const struct replay *r, const struct flow *f)
-{
-    if (f->peer < 0)
-        return f->id;
-    const struct flow *p = flow_at(&r->flows, (uint32_t)f->peer);
-    return p->id < f->id ? p->id : f->id;
 }

@@ -1,7 +1,8 @@
 /* replay.c - `rdmasim replay`: a capture to conversations, messages,
- * latencies, rates and anomalies, read once, streaming (src/capture.c);
- * RoCE, InfiniBand and PFC frames one at a time (ingest.c), iWARP through
- * the codec's TCP stream decoder (iwarp.c). */
+ * latencies, rates and anomalies, read once, streaming (capture/), each
+ * frame decoded and handed to the analysis (replay/); what it finds is
+ * written as text or JSON (report_text.c, report_json.c) and, with
+ * --timeline, as CSV (timeline_csv.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../capture.h"
+#include "capture.h"
 #include "../cli.h"
-#include "replay.h"
+#include "report.h"
 
 #define DEFAULT_INTERVAL_NS 1000000u       /* 1 ms */
 #define DEFAULT_LINK_BPS 100000000000u     /* 100 Gb/s */
@@ -197,35 +198,39 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
     return -1;
 }
 
-static void read_capture(struct replay *r, struct capture *cap)
+/* Every frame of the capture, decoded, into the analysis. */
+static void read_capture(struct report *r, struct rdma_capture *cap)
 {
     struct rdma_pkt pkt;
-    struct capture_frame fr;
+    struct rdma_capture_frame fr;
     int rc;
-    uint64_t t0 = 0;
-    r->linktype = cap->linktype;
-    while ((rc = capture_next(cap, &fr)) == 1) {
-        uint64_t sec = (uint64_t)fr.sec, nsec = (uint32_t)fr.nsec;
-        uint64_t t = sec * 1000000000u + nsec;
-        if (!r->have_t0) {
-            r->have_t0 = true;
-            t0 = t;
-            r->t0_sec = sec;
-            r->t0_nsec = nsec;
-        }
-        r->frame++;
-        r->t = t > t0 ? t - t0 : 0;
-        if (r->t > r->t_last)
-            r->t_last = r->t;
-        enum rdma_status st = rdma_decode(&r->opts->cfg, (unsigned)r->linktype, fr.data, fr.caplen, fr.len, &pkt);
-        replay_frame(r, &pkt, st, fr.data);
-        if (r->oom)
+    unsigned linktype = (unsigned)cap->linktype;
+    while ((rc = rdma_capture_next(cap, &fr)) == 1) {
+        enum rdma_status st = rdma_decode(&r->opts->cfg, linktype, fr.data, fr.caplen, fr.len, &pkt);
+        if (!rdma_replay_frame(r->an, fr.sec, fr.nsec, &pkt, st, fr.data)) {
+            r->oom = true;
             return;
+        }
     }
     if (rc < 0) {
         r->damaged = true;
-        fprintf(stderr, "rdmasim replay: %s: frame %" PRIu64 ": %s\n", r->path, r->frame + 1, cap->error);
+        fprintf(stderr, "rdmasim replay: %s: frame %" PRIu64 ": %s\n", r->path,
+                rdma_replay_totals(r->an)->frames + 1, cap->error);
     }
+}
+
+/* A message is done: JSON writes it at once, the text report keeps the
+ * slowest. */
+static bool on_message(void *ctx, const struct rdma_replay *an, const struct rdma_replay_flow *f,
+                       const struct rdma_replay_msg *m)
+{
+    struct report *r = ctx;
+    (void)an;
+    if (r->opts->json)
+        report_json_message(r, f, m);
+    else if (m->has_latency)
+        slow_offer(r, m, f->id - 1);
+    return !r->oom;
 }
 
 /* The timeline goes to PATH.tmp (*tmp), renamed into place by
@@ -304,18 +309,6 @@ static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
     return ok;
 }
 
-static void replay_free(struct replay *r)
-{
-    flow_table_free(&r->flows);
-    anomalies_free(&r->anomalies);
-    conns_free(&r->conns);
-    pfc_free(&r->pfc);
-    free(r->slow.v);
-    free(r->tl_active);
-    rdma_iwarp_stream_free(r->iwarp);
-    free(r->iw_times);
-}
-
 int cmd_replay(int argc, char **argv)
 {
     struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP};
@@ -323,10 +316,10 @@ int cmd_replay(int argc, char **argv)
     int rc = parse_opts(argc, argv, &opts);
     if (rc >= 0)
         return rc;
-    struct replay r = {.opts = &opts, .path = argv[optind], .out = stdout};
+    struct report r = {.opts = &opts, .path = argv[optind], .out = stdout};
     char errbuf[PCAP_ERRBUF_SIZE];
-    struct capture cap;
-    if (!capture_open(&cap, r.path, errbuf, sizeof errbuf)) {
+    struct rdma_capture cap;
+    if (!rdma_capture_open(&cap, r.path, errbuf, sizeof errbuf)) {
         fprintf(stderr, "rdmasim replay: %s: %s\n", r.path, errbuf);
         return EXIT_USAGE;
     }
@@ -336,17 +329,30 @@ int cmd_replay(int argc, char **argv)
                 "rdmasim replay: %s: link type %d (%s) is not supported; supported are "
                 "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
                 r.path, cap.linktype, name ? name : "unknown");
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
     char *timeline_tmp = NULL;
     if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
         fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
     if (timeline_tmp)
         remove_on_signal(timeline_tmp);
+    struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns};
+    struct rdma_replay_callbacks cb = {.ctx = &r, .message = on_message};
+    if (r.timeline) {
+        cb.flow_interval = timeline_flow_row;
+        cb.pfc_interval = timeline_pfc_row;
+    }
+    if (!(r.an = rdma_replay_new(&acfg, &cb))) {
+        fprintf(stderr, "rdmasim replay: %s: out of memory\n", r.path);
+        if (r.timeline)
+            timeline_close(r.timeline, timeline_tmp, opts.timeline, false);
+        rdma_capture_close(&cap);
+        return EXIT_USAGE;
+    }
     static char outbuf[OUT_BUFFER];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     if (r.timeline)
@@ -354,18 +360,18 @@ int cmd_replay(int argc, char **argv)
     if (opts.json)
         report_json_begin(&r);
     read_capture(&r, &cap);
-    capture_close(&cap);
+    rdma_capture_close(&cap);
     rc = EXIT_OK;
+    if (!r.oom && !rdma_replay_finish(r.an))
+        r.oom = true;
     if (r.oom) {
-        fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path, r.frame);
+        fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path,
+                rdma_replay_totals(r.an)->frames);
         rc = EXIT_USAGE;
     } else {
         if (r.damaged)
             rc = EXIT_USAGE;
-        iwarp_finish(&r);
-        timeline_flush(&r);
-        pfc_finish(&r);
-        replay_finish_flows(&r);
+        report_load(&r);
         if (opts.json)
             report_json_end(&r);
         else
@@ -377,6 +383,7 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "rdmasim replay: writing the report: %s\n", strerror(errno));
         rc = EXIT_USAGE;
     }
-    replay_free(&r);
+    rdma_replay_free(r.an);
+    free(r.slow.v);
     return rc;
 }

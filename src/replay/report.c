@@ -7,10 +7,10 @@
 
 #include "report.h"
 
-static uint64_t kind_total(const struct chan *c, uint64_t *failed)
+static uint64_t kind_total(const struct rdma_replay_chan *c, uint64_t *failed)
 {
     uint64_t n = 0;
-    for (unsigned k = 0; k < NKINDS; k++) {
+    for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++) {
         n += c->ks[k].count;
         *failed += c->ks[k].failed;
     }
@@ -29,21 +29,31 @@ static int conv_order(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-struct conv_view *conv_views(const struct replay *r, uint32_t *count)
+/* What both reports read of the finished analysis. */
+void report_load(struct report *r)
 {
-    const struct flow_table *t = &r->flows;
+    r->tot = rdma_replay_totals(r->an);
+    r->nflows = rdma_replay_flow_count(r->an);
+    r->anom = rdma_replay_anomalies(r->an, &r->nanom);
+    r->conns = rdma_replay_conns(r->an, &r->nconns);
+    r->pfc = rdma_replay_pfc(r->an, &r->npfc);
+}
+
+struct conv_view *conv_views(const struct report *r, uint32_t *count)
+{
+    uint32_t nflows = r->nflows;
     uint32_t n = 0;
-    struct conv_view *v = calloc(t->n ? t->n : 1, sizeof *v);
-    uint32_t *slot = calloc(t->n ? t->n : 1, sizeof *slot);
+    struct conv_view *v = calloc(nflows ? nflows : 1, sizeof *v);
+    uint32_t *slot = calloc(nflows ? nflows : 1, sizeof *slot);
     if (!v || !slot) {
         free(v);
         free(slot);
         *count = 0;
         return NULL;
     }
-    for (uint32_t i = 0; i < t->n; i++) {
-        struct flow *f = flow_at(t, i);
-        struct flow *p = f->peer >= 0 ? flow_at(t, (uint32_t)f->peer) : NULL;
+    for (uint32_t i = 0; i < nflows; i++) {
+        const struct rdma_replay_flow *f = rdma_replay_flow(r->an, i);
+        const struct rdma_replay_flow *p = f->peer >= 0 ? rdma_replay_flow(r->an, (uint32_t)f->peer) : NULL;
         if (p && p->id < f->id)
             continue;
         struct conv_view *c = &v[n];
@@ -55,7 +65,7 @@ struct conv_view *conv_views(const struct replay *r, uint32_t *count)
             slot[p->id - 1] = n + 1;
         n++;
         for (int s = 0; s < 2; s++) {
-            struct flow *g = s ? p : f;
+            const struct rdma_replay_flow *g = s ? p : f;
             if (!g)
                 continue;
             c->packets += g->packets;
@@ -69,13 +79,13 @@ struct conv_view *conv_views(const struct replay *r, uint32_t *count)
                 c->last_t = g->last_t;
         }
     }
-    for (uint32_t i = 0; i < r->anomalies.n; i++) {
-        const struct anomaly *a = &r->anomalies.v[i];
+    for (uint32_t i = 0; i < r->nanom; i++) {
+        const struct rdma_replay_anomaly *a = &r->anom[i];
         if (a->flow < 0 || !slot[a->flow])
             continue;
         struct conv_view *c = &v[slot[a->flow] - 1];
         c->anomalies += a->count;
-        if (anomaly_severity(a->kind) <= 2)
+        if (rdma_replay_anomaly_severity(a->kind) <= 2)
             c->serious += a->count;
     }
     free(slot);
@@ -87,24 +97,24 @@ struct conv_view *conv_views(const struct replay *r, uint32_t *count)
 /* The two ends of a conversation: x runs from end a to end b. */
 void conv_ends(const struct conv_view *c, struct conv_end *a, struct conv_end *b)
 {
-    addr_format(&c->x->key, false, a->addr, sizeof a->addr);
-    addr_format(&c->x->key, true, b->addr, sizeof b->addr);
+    rdma_replay_addr_format(&c->x->key, false, a->addr, sizeof a->addr);
+    rdma_replay_addr_format(&c->x->key, true, b->addr, sizeof b->addr);
     a->tcp = b->tcp = c->x->iw != NULL;
     if (a->tcp) {
         a->qpn_known = b->qpn_known = false;
         return;
     }
-    b->qpn = flow_key_qpn(&c->x->key);
+    b->qpn = rdma_replay_key_qpn(&c->x->key);
     b->qpn_known = true;
-    a->qpn = c->y ? flow_key_qpn(&c->y->key) : c->x->src_qpn;
+    a->qpn = c->y ? rdma_replay_key_qpn(&c->y->key) : c->x->src_qpn;
     a->qpn_known = c->y || c->x->src_qpn_known;
 }
 
 static int anom_order(const void *pa, const void *pb, void *ctx)
 {
-    const struct anomalies *all = ctx;
-    const struct anomaly *a = &all->v[*(const uint32_t *)pa], *b = &all->v[*(const uint32_t *)pb];
-    unsigned sa = anomaly_severity(a->kind), sb = anomaly_severity(b->kind);
+    const struct rdma_replay_anomaly *all = ctx;
+    const struct rdma_replay_anomaly *a = &all[*(const uint32_t *)pa], *b = &all[*(const uint32_t *)pb];
+    unsigned sa = rdma_replay_anomaly_severity(a->kind), sb = rdma_replay_anomaly_severity(b->kind);
     if (sa != sb)
         return sa < sb ? -1 : 1;
     if (a->count != b->count)
@@ -116,15 +126,15 @@ static int anom_order(const void *pa, const void *pb, void *ctx)
     return a->code < b->code ? -1 : a->code > b->code;
 }
 
-uint32_t *anomaly_order(const struct replay *r)
+uint32_t *anomaly_order(const struct report *r)
 {
-    const struct anomalies *a = &r->anomalies;
-    uint32_t *idx = malloc((a->n ? a->n : 1) * sizeof *idx);
+    uint32_t n = r->nanom;
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
     if (!idx)
         return NULL;
-    for (uint32_t i = 0; i < a->n; i++)
+    for (uint32_t i = 0; i < n; i++)
         idx[i] = i;
-    qsort_r(idx, a->n, sizeof *idx, anom_order, (void *)a);
+    qsort_r(idx, n, sizeof *idx, anom_order, (void *)r->anom);
     return idx;
 }
 
@@ -146,56 +156,56 @@ static void terminate_text(unsigned packed, char *buf, size_t cap)
 }
 
 /* What the code of an anomaly means, for its kind. */
-void anomaly_code_text(const struct anomaly *a, char *buf, size_t cap)
+void anomaly_code_text(const struct rdma_replay_anomaly *a, char *buf, size_t cap)
 {
     const char *s;
     buf[0] = 0;
     switch (a->kind) {
-    case ANOM_NAK:
+    case RDMA_REPLAY_ANOM_NAK:
         s = rdma_nak_code_name(a->code);
         snprintf(buf, cap, "%s", s ? s : "reserved NAK code");
         break;
-    case ANOM_RNR_NAK:
+    case RDMA_REPLAY_ANOM_RNR_NAK:
         snprintf(buf, cap, "timer %u", a->code);
         break;
-    case ANOM_GO_BACK_N:
-        snprintf(buf, cap, "%s", gbn_trigger_name(a->code));
+    case RDMA_REPLAY_ANOM_GO_BACK_N:
+        snprintf(buf, cap, "%s", rdma_replay_gbn_trigger_name(a->code));
         break;
-    case ANOM_PSN_GAP:
+    case RDMA_REPLAY_ANOM_PSN_GAP:
         snprintf(buf, cap, "%s", a->code ? "READ responses" : "requests");
         break;
-    case ANOM_TERMINATE:
+    case RDMA_REPLAY_ANOM_TERMINATE:
         terminate_text(a->code, buf, cap);
         break;
-    case ANOM_UNANSWERED:
-    case ANOM_INCOMPLETE:
-        snprintf(buf, cap, "%s", kind_name(a->code));
+    case RDMA_REPLAY_ANOM_UNANSWERED:
+    case RDMA_REPLAY_ANOM_INCOMPLETE:
+        snprintf(buf, cap, "%s", rdma_replay_kind_name(a->code));
         break;
-    case ANOM_TCP_RETRANSMIT:
+    case RDMA_REPLAY_ANOM_TCP_RETRANSMIT:
         snprintf(buf, cap, "%s", a->code ? "partly new data" : "");
         break;
-    case ANOM_UNMATCHED:
-    case ANOM_OUT_OF_ORDER:
+    case RDMA_REPLAY_ANOM_UNMATCHED:
+    case RDMA_REPLAY_ANOM_OUT_OF_ORDER:
         if (a->code)
             snprintf(buf, cap, "%s", a->code == 1 ? "iWARP Read Response" : "iWARP Atomic Response");
         break;
-    case ANOM_DUPLICATE:
+    case RDMA_REPLAY_ANOM_DUPLICATE:
         snprintf(buf, cap, "%s", a->code ? "answer to a retransmission" : "exact copy");
         break;
-    case ANOM_MISSING_ACK:
+    case RDMA_REPLAY_ANOM_MISSING_ACK:
         snprintf(buf, cap, "%s", a->code ? "request packets missing" : "no response");
         break;
-    case ANOM_BAD_FRAME:
-    case ANOM_BAD_ICRC:
+    case RDMA_REPLAY_ANOM_BAD_FRAME:
+    case RDMA_REPLAY_ANOM_BAD_ICRC:
         snprintf(buf, cap, "%s", rdma_status_name((enum rdma_status)a->code));
         break;
-    case ANOM_PFC_PAUSE:
+    case RDMA_REPLAY_ANOM_PFC_PAUSE:
         if (a->code < 8)
             snprintf(buf, cap, "priority %u", a->code);
         else
             snprintf(buf, cap, "802.3x PAUSE (all priorities)");
         break;
-    case ANOM_CM_REJ:
+    case RDMA_REPLAY_ANOM_CM_REJ:
         snprintf(buf, cap, "reason %u", a->code);
         break;
     }

@@ -11,42 +11,27 @@
 
 #include "report.h"
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(o, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(o, "\\u%04x", ch);
-        else
-            fputc(ch, o);
-    }
-    fputc('"', o);
-}
-
-void report_json_begin(struct replay *r)
+void report_json_begin(struct report *r)
 {
     FILE *o = r->out;
     fputs("{\"file\":", o);
-    json_str(o, r->path);
+    rdma_json_fputs(r->path, o);
     fputs(",\"messages\":[", o);
 }
 
-static void endpoint_addr(FILE *o, const struct flow_key *k, bool dst)
+static void endpoint_addr(FILE *o, const struct rdma_replay_key *k, bool dst)
 {
-    char a[ADDR_TEXT_MAX];
-    addr_format_ip(k, dst, a, sizeof a);
-    json_str(o, a);
+    char a[RDMA_REPLAY_ADDR_TEXT_MAX];
+    rdma_replay_addr_format_ip(k, dst, a, sizeof a);
+    rdma_json_fputs(a, o);
 }
 
 /* An iWARP message: DDP segments for packets, STag and tagged offset or
  * queue and MSN for PSNs, and no completion for a Write or Send, which
  * nothing above TCP acknowledges. */
-static void iwarp_message(FILE *o, const struct msg *m)
+static void iwarp_message(FILE *o, const struct rdma_replay_msg *m)
 {
-    bool answered = m->kind == KIND_IW_READ || m->kind == KIND_IW_ATOMIC;
+    bool answered = m->kind == RDMA_REPLAY_KIND_IW_READ || m->kind == RDMA_REPLAY_KIND_IW_ATOMIC;
     fprintf(o, ",\"first_frame\":%" PRIu64 ",\"last_request_frame\":%" PRIu64, m->f_first, m->f_req_last);
     if (m->has_latency)
         fprintf(o, ",\"completion_frame\":%" PRIu64 ",\"latency_ns\":%" PRIu64, m->f_done, m->t_done - m->t_first);
@@ -56,40 +41,43 @@ static void iwarp_message(FILE *o, const struct msg *m)
                ",\"response_segments\":%" PRIu32 ",\"bytes\":%" PRIu64,
             answered && m->resp_packets ? m->f_done : m->f_req_last, m->t_first, m->req_packets, m->resp_packets,
             m->bytes);
-    if (m->kind != KIND_IW_WRITE)
+    if (m->kind != RDMA_REPLAY_KIND_IW_WRITE)
         fprintf(o, ",\"queue\":%" PRIu32 ",\"msn\":%" PRIu32, m->qn, m->msn);
     if (m->has_reth)
         fprintf(o, ",\"stag\":\"0x%08" PRIx32 "\",\"tagged_offset\":\"0x%016" PRIx64 "\"", m->rkey, m->va);
-    if (m->kind == KIND_IW_READ)
-        fprintf(o, ",\"read_size\":%" PRIu32 ",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_tagged_offset\":\"0x%016" PRIx64 "\"",
+    if (m->kind == RDMA_REPLAY_KIND_IW_READ)
+        fprintf(o,
+                ",\"read_size\":%" PRIu32 ",\"sink_stag\":\"0x%08" PRIx32 "\",\"sink_tagged_offset\":\"0x%016" PRIx64
+                "\"",
                 m->dmalen, m->sink_stag, m->sink_to);
-    if (m->kind == KIND_IW_ATOMIC)
+    if (m->kind == RDMA_REPLAY_KIND_IW_ATOMIC)
         fprintf(o, ",\"request_id\":%" PRIu32, m->atomic_id);
     if (m->has_ieth)
         fprintf(o, ",\"invalidate_stag\":\"0x%08" PRIx32 "\"", m->rkey);
 }
 
-void report_json_message(struct replay *r, const struct flow *f, const struct msg *m)
+void report_json_message(struct report *r, const struct rdma_replay_flow *f, const struct rdma_replay_msg *m)
 {
     FILE *o = r->out;
     fputs(r->first_message_out ? ",\n" : "\n", o);
     r->first_message_out = true;
     fprintf(o, "{\"flow\":%" PRIu32 ",\"conversation\":%" PRIu32 ",\"protocol\":\"%s\",\"kind\":\"%s\",\"requester\":",
-            f->id, conv_id(r, f), rdma_proto_name((enum rdma_proto)f->proto), kind_name(m->kind));
+            f->id, rdma_replay_conv_id(r->an, f), rdma_proto_name((enum rdma_proto)f->proto),
+            rdma_replay_kind_name(m->kind));
     endpoint_addr(o, &f->key, false);
     fputs(",\"responder\":", o);
     endpoint_addr(o, &f->key, true);
     if (f->iw) {
-        fprintf(o, ",\"requester_port\":%u,\"responder_port\":%u", flow_key_port(&f->key, false),
-                flow_key_port(&f->key, true));
+        fprintf(o, ",\"requester_port\":%u,\"responder_port\":%u", rdma_replay_key_port(&f->key, false),
+                rdma_replay_key_port(&f->key, true));
         iwarp_message(o, m);
-        fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", msg_status_name(m));
+        fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", rdma_replay_msg_status_name(m));
         return;
     }
     fprintf(o,
             ",\"responder_qpn\":%" PRIu32 ",\"psn\":%" PRIu32 ",\"psn_count\":%" PRIu32 ",\"first_frame\":%" PRIu64
             ",\"last_request_frame\":%" PRIu64,
-            flow_key_qpn(&f->key), m->psn, m->npsn, m->f_first, m->f_req_last);
+            rdma_replay_key_qpn(&f->key), m->psn, m->npsn, m->f_first, m->f_req_last);
     if (m->has_latency)
         fprintf(o, ",\"completion_frame\":%" PRIu64 ",\"latency_ns\":%" PRIu64, m->f_done, m->t_done - m->t_first);
     else
@@ -105,23 +93,25 @@ void report_json_message(struct replay *r, const struct flow *f, const struct ms
         fprintf(o, ",\"immediate\":\"0x%08" PRIx32 "\"", m->imm);
     if (m->has_ieth)
         fprintf(o, ",\"invalidate_rkey\":\"0x%08" PRIx32 "\"", m->rkey);
-    fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", msg_status_name(m));
+    fprintf(o, ",\"partial\":%s,\"status\":\"%s\"}", m->partial ? "true" : "false", rdma_replay_msg_status_name(m));
 }
 
-static void kind_stats(FILE *o, const struct kind_stats *ks, const char *requester, bool *first)
+static void kind_stats(FILE *o, const struct rdma_replay_kind_stats *ks, const char *requester, bool *first)
 {
-    for (unsigned k = 0; k < NKINDS; k++) {
-        const struct kind_stats *s = &ks[k];
+    for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++) {
+        const struct rdma_replay_kind_stats *s = &ks[k];
         if (!s->count)
             continue;
-        fprintf(o, "%s{\"kind\":\"%s\",", *first ? "" : ",", kind_name(k));
+        fprintf(o, "%s{\"kind\":\"%s\",", *first ? "" : ",", rdma_replay_kind_name(k));
         *first = false;
         if (requester)
             fprintf(o, "\"requester\":\"%s\",", requester);
         fprintf(o, "\"count\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"packets\":%" PRIu64,
                 s->count, s->failed, s->bytes, s->packets);
         if (s->lat_n)
-            fprintf(o, ",\"latency_ns\":{\"count\":%" PRIu64 ",\"min\":%" PRIu64 ",\"avg\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            fprintf(o,
+                    ",\"latency_ns\":{\"count\":%" PRIu64 ",\"min\":%" PRIu64 ",\"avg\":%" PRIu64 ",\"max\":%" PRIu64
+                    "}",
                     s->lat_n, s->lat_min, s->lat_sum / s->lat_n, s->lat_max);
         else
             fputs(",\"latency_ns\":null", o);
@@ -129,7 +119,7 @@ static void kind_stats(FILE *o, const struct kind_stats *ks, const char *request
     }
 }
 
-static void flow_json(FILE *o, const struct flow *f, const char *from, const char *to)
+static void flow_json(FILE *o, const struct rdma_replay_flow *f, const char *from, const char *to)
 {
     fprintf(o,
             "{\"id\":%" PRIu32 ",\"from\":\"%s\",\"to\":\"%s\",\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
@@ -146,9 +136,9 @@ static void flow_json(FILE *o, const struct flow *f, const char *from, const cha
             f->ecn_ce, f->fecn, f->bad_icrc, f->retransmits, f->duplicates, f->unmatched, f->ch.n, f->ch.mtu);
 }
 
-static void iwarp_flow_json(FILE *o, const struct flow *f, const char *from, const char *to)
+static void iwarp_flow_json(FILE *o, const struct rdma_replay_flow *f, const char *from, const char *to)
 {
-    const struct iw_flow *iw = f->iw;
+    const struct rdma_replay_iwarp *iw = f->iw;
     fprintf(o,
             "{\"id\":%" PRIu32 ",\"from\":\"%s\",\"to\":\"%s\",\"packets\":%" PRIu64 ",\"wire_bytes\":%" PRIu64
             ",\"goodput_bytes\":%" PRIu64 ",\"first_frame\":%" PRIu64 ",\"last_frame\":%" PRIu64
@@ -161,7 +151,7 @@ static void iwarp_flow_json(FILE *o, const struct flow *f, const char *from, con
             iw->tcp_retrans, iw->tcp_ooo, iw->tcp_gaps, f->ch.n);
 }
 
-static void one_flow(FILE *o, const struct flow *f, const char *from, const char *to)
+static void one_flow(FILE *o, const struct rdma_replay_flow *f, const char *from, const char *to)
 {
     if (f->iw)
         iwarp_flow_json(o, f, from, to);
@@ -173,19 +163,19 @@ static void one_flow(FILE *o, const struct flow *f, const char *from, const char
  * side sent (RFC 5044 7.1). */
 static void mpa_json(FILE *o, const struct conv_view *c)
 {
-    const struct iw_flow *req = NULL, *rep = NULL;
+    const struct rdma_replay_iwarp *req = NULL, *rep = NULL;
     for (int s = 0; s < 2; s++) {
-        const struct flow *g = s ? c->y : c->x;
+        const struct rdma_replay_flow *g = s ? c->y : c->x;
         if (g && g->iw->mpa_kind == RDMA_MPA_REQUEST)
             req = g->iw;
         else if (g && g->iw->mpa_kind == RDMA_MPA_REPLY)
             rep = g->iw;
     }
-    const struct iw_flow *both[2] = {req, rep};
+    const struct rdma_replay_iwarp *both[2] = {req, rep};
     static const char *const names[2] = {"request", "reply"};
     fputs(",\"mpa\":{", o);
     for (int k = 0; k < 2; k++) {
-        const struct iw_flow *w = both[k];
+        const struct rdma_replay_iwarp *w = both[k];
         fprintf(o, "%s\"%s\":", k ? "," : "", names[k]);
         if (!w) {
             fputs("null", o);
@@ -207,7 +197,7 @@ static void conv_end_json(FILE *o, const struct conv_view *c, const struct conv_
 {
     fputs("{\"address\":", o);
     if (!e->tcp) {
-        json_str(o, e->addr);
+        rdma_json_fputs(e->addr, o);
         if (e->qpn_known)
             fprintf(o, ",\"qpn\":%" PRIu32 "}", e->qpn);
         else
@@ -215,10 +205,10 @@ static void conv_end_json(FILE *o, const struct conv_view *c, const struct conv_
         return;
     }
     endpoint_addr(o, &c->x->key, dst);
-    fprintf(o, ",\"port\":%u}", flow_key_port(&c->x->key, dst));
+    fprintf(o, ",\"port\":%u}", rdma_replay_key_port(&c->x->key, dst));
 }
 
-static void conversations(struct replay *r, const struct conv_view *v, uint32_t n)
+static void conversations(struct report *r, const struct conv_view *v, uint32_t n)
 {
     FILE *o = r->out;
     fputs(",\"conversations\":[", o);
@@ -228,7 +218,7 @@ static void conversations(struct replay *r, const struct conv_view *v, uint32_t 
         conv_ends(c, &a, &b);
         uint64_t dur = c->last_t - c->first_t;
         fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"pairing\":\"%s\",\"transport\":\"%s\",\"protocol\":\"%s\",\"a\":",
-                i ? "," : "", c->id, pairing_name(c->x->pairing),
+                i ? "," : "", c->id, rdma_replay_pairing_name(c->x->pairing),
                 c->x->iw ? "TCP" : rdma_transport_name(c->x->transport), rdma_proto_name((enum rdma_proto)c->x->proto));
         conv_end_json(o, c, &a, false);
         fputs(",\"b\":", o);
@@ -261,19 +251,19 @@ static void conversations(struct replay *r, const struct conv_view *v, uint32_t 
     fputs("]", o);
 }
 
-static void connections(struct replay *r)
+static void connections(struct report *r)
 {
     FILE *o = r->out;
     fputs(",\"connections\":[", o);
-    for (uint32_t i = 0; i < r->conns.n; i++) {
-        const struct conn *c = &r->conns.v[i];
-        char a[ADDR_TEXT_MAX], p[ADDR_TEXT_MAX];
-        addr_format(&c->active_to_passive, false, a, sizeof a);
-        addr_format(&c->active_to_passive, true, p, sizeof p);
+    for (uint32_t i = 0; i < r->nconns; i++) {
+        const struct rdma_replay_conn *c = &r->conns[i];
+        char a[RDMA_REPLAY_ADDR_TEXT_MAX], p[RDMA_REPLAY_ADDR_TEXT_MAX];
+        rdma_replay_addr_format(&c->active_to_passive, false, a, sizeof a);
+        rdma_replay_addr_format(&c->active_to_passive, true, p, sizeof p);
         fprintf(o, "%s\n{\"id\":%" PRIu32 ",\"active\":", i ? "," : "", i + 1);
-        json_str(o, a);
+        rdma_json_fputs(a, o);
         fprintf(o, ",\"active_qpn\":%" PRIu32 ",\"passive\":", c->active_qpn);
-        json_str(o, p);
+        rdma_json_fputs(p, o);
         if (c->have_rep)
             fprintf(o, ",\"passive_qpn\":%" PRIu32 ",\"active_start_psn\":%" PRIu32, c->passive_qpn, c->active_psn);
         else
@@ -299,27 +289,28 @@ static void connections(struct replay *r)
     fputs("]", o);
 }
 
-static void anomalies(struct replay *r)
+static void anomalies(struct report *r)
 {
     FILE *o = r->out;
     uint32_t *idx = anomaly_order(r);
     fputs(",\"anomalies\":[", o);
-    for (uint32_t i = 0; idx && i < r->anomalies.n; i++) {
-        const struct anomaly *a = &r->anomalies.v[idx[i]];
+    for (uint32_t i = 0; idx && i < r->nanom; i++) {
+        const struct rdma_replay_anomaly *a = &r->anom[idx[i]];
         char code[128];
         anomaly_code_text(a, code, sizeof code);
-        fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", anomaly_name(a->kind), a->code);
-        json_str(o, code);
+        fprintf(o, "%s\n{\"kind\":\"%s\",\"code\":%u,\"detail\":", i ? "," : "", rdma_replay_anomaly_name(a->kind),
+                a->code);
+        rdma_json_fputs(code, o);
         if (a->flow >= 0) {
-            const struct flow *f = flow_at(&r->flows, (uint32_t)a->flow);
-            fprintf(o, ",\"conversation\":%" PRIu32 ",\"flow\":%" PRIu32, conv_id(r, f), f->id);
+            const struct rdma_replay_flow *f = rdma_replay_flow(r->an, (uint32_t)a->flow);
+            fprintf(o, ",\"conversation\":%" PRIu32 ",\"flow\":%" PRIu32, rdma_replay_conv_id(r->an, f), f->id);
         }
         fprintf(o,
                 ",\"count\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"first_frame\":%" PRIu64 ",\"last_frame\":%" PRIu64
                 ",\"value_sum\":%" PRIu64 ",\"value_min\":%" PRIu64 ",\"value_max\":%" PRIu64 ",\"events\":[",
                 a->count, a->packets, a->first_frame, a->last_frame, a->value_sum, a->value_min, a->value_max);
         for (uint32_t e = 0; e < a->nsamples; e++) {
-            const struct anom_event *ev = &a->ev[e];
+            const struct rdma_replay_event *ev = &a->ev[e];
             fprintf(o, "%s{\"frames\":[", e ? "," : "");
             for (int k = 0, n = 0; k < 3; k++)
                 if (ev->frame[k] && (!k || ev->frame[k] != ev->frame[k - 1]))
@@ -328,25 +319,25 @@ static void anomalies(struct replay *r)
                     ev->psn, ev->psn_end, ev->value);
             if (ev->text) {
                 fputs(",\"text\":", o);
-                json_str(o, ev->text);
+                rdma_json_fputs(ev->text, o);
             }
             fputc('}', o);
         }
         fputs("]}", o);
     }
     fputs("],\"anomaly_totals\":{", o);
-    for (unsigned k = 0; k < ANOM_COUNT; k++)
-        fprintf(o, "%s\"%s\":%" PRIu64, k ? "," : "", anomaly_name(k), r->anomalies.per_kind[k]);
+    for (unsigned k = 0; k < RDMA_REPLAY_ANOM_COUNT; k++)
+        fprintf(o, "%s\"%s\":%" PRIu64, k ? "," : "", rdma_replay_anomaly_name(k), rdma_replay_anomaly_total(r->an, k));
     fputc('}', o);
     free(idx);
 }
 
-static void pfc(struct replay *r)
+static void pfc(struct report *r)
 {
     FILE *o = r->out;
     fputs(",\"pfc\":[", o);
-    for (uint32_t i = 0; i < r->pfc.n; i++) {
-        const struct pfc_prio *e = &r->pfc.v[i];
+    for (uint32_t i = 0; i < r->npfc; i++) {
+        const struct rdma_replay_pfc *e = &r->pfc[i];
         fprintf(o, "%s\n{\"source\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"priority\":", i ? "," : "", e->mac[0],
                 e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5]);
         if (e->prio < 8)
@@ -363,7 +354,7 @@ static void pfc(struct replay *r)
     fputs("]", o);
 }
 
-void report_json_end(struct replay *r)
+void report_json_end(struct report *r)
 {
     FILE *o = r->out;
     uint32_t n = 0;
@@ -377,16 +368,16 @@ void report_json_end(struct replay *r)
             ",\"wire_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"conversations\":%" PRIu32 ",\"flows\":%" PRIu32
             ",\"messages\":%" PRIu64 ",\"messages_failed\":%" PRIu64 ",\"cm_messages\":%" PRIu64
             ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s}",
-            r->t0_sec, r->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->frames, r->rdma_frames,
-            r->other_frames, r->bad_frames, r->snapped_frames, r->wire_bytes, r->t_last, n, r->flows.n,
-            r->messages_done, r->messages_failed, r->cm_messages, r->mgmt_frames, r->conns.n,
-            r->damaged ? "true" : "false");
+            r->tot->t0_sec, r->tot->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->tot->frames,
+            r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames, r->tot->snapped_frames, r->tot->wire_bytes,
+            r->tot->t_last, n, r->nflows, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages,
+            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false");
     fputs(",\"message_kinds\":[", o);
-    struct kind_stats all[NKINDS] = {0};
-    for (uint32_t i = 0; i < r->flows.n; i++) {
-        const struct kind_stats *ks = flow_at(&r->flows, i)->ch.ks;
-        for (unsigned k = 0; k < NKINDS; k++)
-            kind_stats_merge(&all[k], &ks[k]);
+    struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct rdma_replay_kind_stats *ks = rdma_replay_flow(r->an, i)->ch.ks;
+        for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++)
+            rdma_replay_kind_stats_merge(&all[k], &ks[k]);
     }
     bool first = true;
     kind_stats(o, all, NULL, &first);

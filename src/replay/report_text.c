@@ -9,20 +9,20 @@
 
 #define EXAMPLES 3 /* occurrences described per anomaly row */
 
-static void header(struct replay *r, uint32_t nconv)
+static void header(struct report *r, uint32_t nconv)
 {
     FILE *o = r->out;
     char dur[32], speed[32];
-    fmt_duration(dur, sizeof dur, r->t_last);
+    fmt_duration(dur, sizeof dur, r->tot->t_last);
     fmt_rate(speed, sizeof speed, r->opts->link_bps);
     fprintf(o, "rdmasim replay: %s\n", r->path);
-    fprintf(o, "  %" PRIu64 " frames in %s: %" PRIu64 " RDMA, %" PRIu64 " other, %" PRIu64 " bad", r->frames, dur,
-            r->rdma_frames, r->other_frames, r->bad_frames);
-    if (r->snapped_frames)
-        fprintf(o, ", %" PRIu64 " cut by the snap length (ICRC not checked)", r->snapped_frames);
+    fprintf(o, "  %" PRIu64 " frames in %s: %" PRIu64 " RDMA, %" PRIu64 " other, %" PRIu64 " bad", r->tot->frames, dur,
+            r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames);
+    if (r->tot->snapped_frames)
+        fprintf(o, ", %" PRIu64 " cut by the snap length (ICRC not checked)", r->tot->snapped_frames);
     fprintf(o, "\n  %" PRIu32 " conversations, %" PRIu64 " messages (%" PRIu64 " failed or unacknowledged), %" PRIu64
                " CM messages\n",
-            nconv, r->messages_done, r->messages_failed, r->cm_messages);
+            nconv, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages);
     fprintf(o, "  link speed %s (--link-speed): a PFC pause quantum of 512 bit times is %.3g ns\n", speed,
             512e9 / (double)r->opts->link_bps);
     if (r->damaged)
@@ -39,19 +39,20 @@ static void endpoint(char *buf, size_t cap, const struct conv_end *e)
         snprintf(buf, cap, "%s QP ?", e->addr);
 }
 
-static void connections(struct replay *r)
+static void connections(struct report *r)
 {
     FILE *o = r->out;
-    if (!r->conns.n)
+    if (!r->nconns)
         return;
-    fprintf(o, "\nConnections (CM): %" PRIu32 "\n", r->conns.n);
+    fprintf(o, "\nConnections (CM): %" PRIu32 "\n", r->nconns);
     fprintf(o, "  %-4s %-34s %-34s %-9s %-9s %-5s %-26s %s\n", "#", "active", "passive", "PSN a>p", "PSN p>a",
             "MTU", "frames REQ/REP/RTU/DREQ/DREP", "setup");
-    for (uint32_t i = 0; i < r->conns.n && i < r->opts->top; i++) {
-        const struct conn *c = &r->conns.v[i];
-        struct conv_end a = {.qpn = c->active_qpn, .qpn_known = true}, p = {.qpn = c->passive_qpn, .qpn_known = c->have_rep};
-        addr_format(&c->active_to_passive, false, a.addr, sizeof a.addr);
-        addr_format(&c->active_to_passive, true, p.addr, sizeof p.addr);
+    for (uint32_t i = 0; i < r->nconns && i < r->opts->top; i++) {
+        const struct rdma_replay_conn *c = &r->conns[i];
+        struct conv_end a = {.qpn = c->active_qpn, .qpn_known = true},
+                        p = {.qpn = c->passive_qpn, .qpn_known = c->have_rep};
+        rdma_replay_addr_format(&c->active_to_passive, false, a.addr, sizeof a.addr);
+        rdma_replay_addr_format(&c->active_to_passive, true, p.addr, sizeof p.addr);
         char ea[96], ep[96], psn[16], frames[64], setup[32] = "-";
         endpoint(ea, sizeof ea, &a);
         endpoint(ep, sizeof ep, &p);
@@ -70,11 +71,11 @@ static void connections(struct replay *r)
         fprintf(o, "  %-4" PRIu32 " %-34s %-34s %-9s %-9" PRIu32 " %-5" PRIu32 " %-26s %s\n", i + 1, ea, ep, psn,
                 c->passive_psn, c->mtu, frames, setup);
     }
-    if (r->conns.n > r->opts->top)
-        fprintf(o, "  ... and %" PRIu32 " more (--top, --json)\n", r->conns.n - r->opts->top);
+    if (r->nconns > r->opts->top)
+        fprintf(o, "  ... and %" PRIu32 " more (--top, --json)\n", r->nconns - r->opts->top);
 }
 
-static void conversations(struct replay *r, const struct conv_view *v, uint32_t n)
+static void conversations(struct report *r, const struct conv_view *v, uint32_t n)
 {
     FILE *o = r->out;
     fprintf(o, "\nConversations (trouble first, then goodput)\n");
@@ -98,25 +99,27 @@ static void conversations(struct replay *r, const struct conv_view *v, uint32_t 
         if (d)
             snprintf(pps, sizeof pps, "%" PRIu64, rate_per_s(c->packets, d));
         fprintf(o, "  %-5" PRIu32 " %-34s %-34s %-8s %-8" PRIu64 " %-10s %-10s %-11s %-11s %-6" PRIu64 " %" PRIu64 "\n",
-                c->id, ea, eb, pairing_name(c->x->pairing), c->packets, gp, dur, rate, pps, c->messages,
+                c->id, ea, eb, rdma_replay_pairing_name(c->x->pairing), c->packets, gp, dur, rate, pps, c->messages,
                 c->anomalies);
     }
     if (n > r->opts->top)
         fprintf(o, "  ... and %" PRIu32 " more (--top, --json)\n", n - r->opts->top);
 }
 
-static void message_kinds(struct replay *r)
+static void message_kinds(struct report *r)
 {
     FILE *o = r->out;
-    struct kind_stats all[NKINDS] = {0};
-    for (uint32_t i = 0; i < r->flows.n; i++)
-        for (unsigned k = 0; k < NKINDS; k++)
-            kind_stats_merge(&all[k], &flow_at(&r->flows, i)->ch.ks[k]);
+    struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct rdma_replay_kind_stats *ks = rdma_replay_flow(r->an, i)->ch.ks;
+        for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++)
+            rdma_replay_kind_stats_merge(&all[k], &ks[k]);
+    }
     fprintf(o, "\nMessages\n");
     fprintf(o, "  %-34s %-8s %-7s %-10s %-8s %s\n", "kind", "count", "failed", "bytes", "packets",
             "latency min / avg / max");
-    for (unsigned k = 0; k < NKINDS; k++) {
-        const struct kind_stats *s = &all[k];
+    for (unsigned k = 0; k < RDMA_REPLAY_KINDS; k++) {
+        const struct rdma_replay_kind_stats *s = &all[k];
         if (!s->count)
             continue;
         char b[24], lat[80] = "-";
@@ -128,12 +131,12 @@ static void message_kinds(struct replay *r)
             fmt_duration(mx, sizeof mx, s->lat_max);
             snprintf(lat, sizeof lat, "%s / %s / %s", mn, av, mx);
         }
-        fprintf(o, "  %-34s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", kind_name(k), s->count, s->failed,
-                b, s->packets, lat);
+        fprintf(o, "  %-34s %-8" PRIu64 " %-7" PRIu64 " %-10s %-8" PRIu64 " %s\n", rdma_replay_kind_name(k), s->count,
+                s->failed, b, s->packets, lat);
     }
 }
 
-static void slowest(struct replay *r)
+static void slowest(struct report *r)
 {
     FILE *o = r->out;
     struct slow_list *s = &r->slow;
@@ -144,8 +147,8 @@ static void slowest(struct replay *r)
     fprintf(o, "  %-5s %-26s %-9s %-15s %-8s %-10s %-30s %s\n", "conv", "kind", "PSN", "frames", "bytes",
             "latency", "remote address / key", "status");
     for (uint32_t i = 0; i < s->n; i++) {
-        const struct msg *m = &s->v[i].m;
-        const struct flow *f = flow_at(&r->flows, s->v[i].flow);
+        const struct rdma_replay_msg *m = &s->v[i].m;
+        const struct rdma_replay_flow *f = rdma_replay_flow(r->an, s->v[i].flow);
         char frames[48], lat[24], remote[40] = "-", psn[16] = "-";
         snprintf(frames, sizeof frames, "%" PRIu64 "-%" PRIu64, m->f_first, m->f_done);
         fmt_duration(lat, sizeof lat, m->t_done - m->t_first);
@@ -153,60 +156,61 @@ static void slowest(struct replay *r)
             snprintf(remote, sizeof remote, "0x%" PRIx64 " / 0x%" PRIx32, m->va, m->rkey);
         if (!f->iw) /* iWARP has no PSNs */
             snprintf(psn, sizeof psn, "%" PRIu32, m->psn);
-        fprintf(o, "  %-5" PRIu32 " %-26s %-9s %-15s %-8" PRIu64 " %-10s %-30s %s\n", conv_id(r, f),
-                kind_name(m->kind), psn, frames, m->bytes, lat, remote, msg_status_name(m));
+        fprintf(o, "  %-5" PRIu32 " %-26s %-9s %-15s %-8" PRIu64 " %-10s %-30s %s\n", rdma_replay_conv_id(r->an, f),
+                rdma_replay_kind_name(m->kind), psn, frames, m->bytes, lat, remote, rdma_replay_msg_status_name(m));
     }
 }
 
 /* One occurrence in a few words, with its frames. */
-static void describe(char *buf, size_t cap, const struct anomaly *a, const struct anom_event *ev)
+static void describe(char *buf, size_t cap, const struct rdma_replay_anomaly *a, const struct rdma_replay_event *ev)
 {
     char v[24];
     size_t n = 0;
     switch (a->kind) {
-    case ANOM_PSN_GAP:
+    case RDMA_REPLAY_ANOM_PSN_GAP:
         n = (size_t)snprintf(buf, cap, "PSN %" PRIu32 "-%" PRIu32 " missing", ev->psn, ev->psn_end);
         break;
-    case ANOM_GO_BACK_N:
+    case RDMA_REPLAY_ANOM_GO_BACK_N:
         fmt_duration(v, sizeof v, ev->value);
-        snprintf(buf, cap, "PSN %" PRIu32 "-%" PRIu32 " resent in frames %" PRIu64 "-%" PRIu64 ", %s after frame %" PRIu64,
+        snprintf(buf, cap,
+                 "PSN %" PRIu32 "-%" PRIu32 " resent in frames %" PRIu64 "-%" PRIu64 ", %s after frame %" PRIu64,
                  ev->psn, ev->psn_end, ev->frame[0], ev->frame[1], v, ev->frame[2]);
         return;
-    case ANOM_RNR_NAK:
+    case RDMA_REPLAY_ANOM_RNR_NAK:
         fmt_duration(v, sizeof v, ev->value);
         n = (size_t)snprintf(buf, cap, "PSN %" PRIu32 ", wait %s", ev->psn, v);
         break;
-    case ANOM_OUT_OF_ORDER:
-    case ANOM_UNMATCHED:
+    case RDMA_REPLAY_ANOM_OUT_OF_ORDER:
+    case RDMA_REPLAY_ANOM_UNMATCHED:
         if (a->code) /* iWARP: no PSN */
             break;
         /* fall through */
-    case ANOM_NAK:
-    case ANOM_MISSING_ACK:
-    case ANOM_DUPLICATE:
-    case ANOM_RETRANSMIT:
-    case ANOM_BAD_ICRC:
+    case RDMA_REPLAY_ANOM_NAK:
+    case RDMA_REPLAY_ANOM_MISSING_ACK:
+    case RDMA_REPLAY_ANOM_DUPLICATE:
+    case RDMA_REPLAY_ANOM_RETRANSMIT:
+    case RDMA_REPLAY_ANOM_BAD_ICRC:
         n = (size_t)snprintf(buf, cap, "PSN %" PRIu32, ev->psn);
         break;
-    case ANOM_PFC_PAUSE:
+    case RDMA_REPLAY_ANOM_PFC_PAUSE:
         fmt_duration(v, sizeof v, ev->value);
         n = (size_t)snprintf(buf, cap, "%s", v);
         break;
-    case ANOM_BAD_FRAME:
+    case RDMA_REPLAY_ANOM_BAD_FRAME:
         n = (size_t)snprintf(buf, cap, "%s", ev->text ? ev->text : "?");
         break;
-    case ANOM_TERMINATE:
+    case RDMA_REPLAY_ANOM_TERMINATE:
         if (ev->text)
             n = (size_t)snprintf(buf, cap, "%s terminated", ev->text);
         break;
-    case ANOM_BAD_MPA_CRC:
+    case RDMA_REPLAY_ANOM_BAD_MPA_CRC:
         n = (size_t)snprintf(buf, cap, "%s, %" PRIu64 " octets", ev->text ? ev->text : "FPDU", ev->value);
         break;
-    case ANOM_TCP_RETRANSMIT:
-    case ANOM_TCP_OUT_OF_ORDER:
+    case RDMA_REPLAY_ANOM_TCP_RETRANSMIT:
+    case RDMA_REPLAY_ANOM_TCP_OUT_OF_ORDER:
         n = (size_t)snprintf(buf, cap, "%" PRIu64 " bytes", ev->value);
         break;
-    case ANOM_INCOMPLETE:
+    case RDMA_REPLAY_ANOM_INCOMPLETE:
         n = (size_t)snprintf(buf, cap, "%" PRIu64 " segment%s seen", ev->value, ev->value == 1 ? "" : "s");
         break;
     }
@@ -228,7 +232,7 @@ static void describe(char *buf, size_t cap, const struct anomaly *a, const struc
         snprintf(buf + n, cap - n, ")");
 }
 
-static void anomalies(struct replay *r)
+static void anomalies(struct report *r)
 {
     FILE *o = r->out;
     uint32_t *idx = anomaly_order(r);
@@ -237,27 +241,28 @@ static void anomalies(struct replay *r)
         return;
     }
     fprintf(o, "\nAnomalies (most severe first)\n");
-    if (!r->anomalies.n)
+    if (!r->nanom)
         fprintf(o, "  none\n");
     else
         fprintf(o, "  %-26s %-48s %-5s %-7s %s\n", "kind", "detail", "conv", "count", "occurrences");
     uint32_t rows = r->opts->top * 2;
-    for (uint32_t i = 0; i < r->anomalies.n && i < rows; i++) {
-        const struct anomaly *a = &r->anomalies.v[idx[i]];
+    for (uint32_t i = 0; i < r->nanom && i < rows; i++) {
+        const struct rdma_replay_anomaly *a = &r->anom[idx[i]];
         char code[128], conv[16] = "-", what[512];
         anomaly_code_text(a, code, sizeof code);
         if (a->flow >= 0)
-            snprintf(conv, sizeof conv, "%" PRIu32, conv_id(r, flow_at(&r->flows, (uint32_t)a->flow)));
+            snprintf(conv, sizeof conv, "%" PRIu32,
+                     rdma_replay_conv_id(r->an, rdma_replay_flow(r->an, (uint32_t)a->flow)));
         size_t n = 0;
         what[0] = 0;
-        if (a->kind == ANOM_CNP || a->kind == ANOM_ECN_CE || a->kind == ANOM_FECN) {
+        if (a->kind == RDMA_REPLAY_ANOM_CNP || a->kind == RDMA_REPLAY_ANOM_ECN_CE || a->kind == RDMA_REPLAY_ANOM_FECN) {
             n = (size_t)snprintf(what, sizeof what, "frames %" PRIu64 "-%" PRIu64, a->first_frame, a->last_frame);
-            if (a->kind == ANOM_CNP && a->count > 1) {
+            if (a->kind == RDMA_REPLAY_ANOM_CNP && a->count > 1) {
                 char g[24];
-                fmt_duration(g, sizeof g, flow_at(&r->flows, (uint32_t)a->flow)->cnp_min_gap);
+                fmt_duration(g, sizeof g, rdma_replay_flow(r->an, (uint32_t)a->flow)->cnp_min_gap);
                 snprintf(what + n, sizeof what - n, ", closest %s apart", g);
             }
-        } else if (a->kind == ANOM_PFC_PAUSE) {
+        } else if (a->kind == RDMA_REPLAY_ANOM_PFC_PAUSE) {
             char tot[24];
             fmt_duration(tot, sizeof tot, a->value_sum);
             snprintf(what, sizeof what, "%s requested, frames %" PRIu64 "-%" PRIu64, tot, a->first_frame,
@@ -271,25 +276,26 @@ static void anomalies(struct replay *r)
             if (a->count > EXAMPLES && n < sizeof what)
                 snprintf(what + n, sizeof what - n, "; ...");
         }
-        fprintf(o, "  %-26s %-48s %-5s %-7" PRIu64 " %s\n", anomaly_name(a->kind), code, conv, a->count, what);
+        fprintf(o, "  %-26s %-48s %-5s %-7" PRIu64 " %s\n", rdma_replay_anomaly_name(a->kind), code, conv, a->count,
+                what);
     }
-    if (r->anomalies.n > rows)
-        fprintf(o, "  ... and %" PRIu32 " more rows (--top, --json)\n", r->anomalies.n - rows);
+    if (r->nanom > rows)
+        fprintf(o, "  ... and %" PRIu32 " more rows (--top, --json)\n", r->nanom - rows);
     free(idx);
 }
 
-static void pfc(struct replay *r)
+static void pfc(struct report *r)
 {
     FILE *o = r->out;
-    if (!r->pfc.n)
+    if (!r->npfc)
         return;
     char speed[24];
     fmt_rate(speed, sizeof speed, r->opts->link_bps);
     fprintf(o, "\nPFC pauses (durations at %s)\n", speed);
     fprintf(o, "  %-18s %-5s %-7s %-7s %-10s %-10s %-10s %s\n", "source", "prio", "frames", "resume", "paused",
             "longest", "requested", "frames");
-    for (uint32_t i = 0; i < r->pfc.n; i++) {
-        const struct pfc_prio *e = &r->pfc.v[i];
+    for (uint32_t i = 0; i < r->npfc; i++) {
+        const struct rdma_replay_pfc *e = &r->pfc[i];
         char prio[8], paused[24], longest[24], req[24];
         snprintf(prio, sizeof prio, e->prio < 8 ? "%u" : "all", e->prio);
         fmt_duration(paused, sizeof paused, e->paused_ns);
@@ -302,7 +308,7 @@ static void pfc(struct replay *r)
     }
 }
 
-void report_text(struct replay *r)
+void report_text(struct report *r)
 {
     uint32_t n = 0;
     struct conv_view *v = conv_views(r, &n);

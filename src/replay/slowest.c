@@ -2,7 +2,7 @@
  * that each completion costs O(log N) and memory stays at N. */
 #include <stdlib.h>
 
-#include "replay.h"
+#include "report.h"
 
 static uint64_t lat(const struct slow_entry *e)
 {
@@ -31,7 +31,7 @@ static void sift_down(struct slow_list *s, uint32_t i)
     }
 }
 
-void slow_offer(struct replay *r, const struct msg *m, uint32_t flow)
+void slow_offer(struct report *r, const struct rdma_replay_msg *m, uint32_t flow)
 {
     struct slow_list *s = &r->slow;
     uint32_t top = r->opts->top;

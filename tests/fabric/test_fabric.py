@@ -29,6 +29,7 @@ RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from sim_checks import output_files  # noqa: E402
+from testlib import main, pcap_records, seconds  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
 PS = 10**12
@@ -46,7 +47,7 @@ def quantum_ps(rate):
 
 def run_sim(config, out, *args, check=True):
     p = subprocess.run([RDMASIM, "sim", config, "--out", out, "--quiet", *args],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=seconds(120))
     if check and p.returncode != 0:
         raise AssertionError(f"rdmasim sim {config} {args}: {p.returncode}\n{p.stderr}")
     return p
@@ -67,19 +68,6 @@ def summary(out):
 def table(out, name):
     with open(os.path.join(out, name)) as f:
         return list(csv.DictReader(f))
-
-
-def pcap_records(path):
-    """(timestamp in ns, frame bytes) of a nanosecond pcap."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    assert struct.unpack("<I", blob[:4])[0] == 0xa1b23c4d
-    out, off = [], 24
-    while off < len(blob):
-        sec, nsec, caplen, _ = struct.unpack("<IIII", blob[off:off + 16])
-        out.append((sec * 10**9 + nsec, blob[off + 16:off + 16 + caplen]))
-        off += 16 + caplen
-    return out
 
 
 def pfc_frame(f):
@@ -649,7 +637,7 @@ class Deadlock(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
             p = subprocess.run([RDMASIM, "sim", os.path.join(EXAMPLES, "fabric-deadlock.yaml"), "--out", out],
-                               capture_output=True, text=True, timeout=600)
+                               capture_output=True, text=True, timeout=seconds(120))
             self.assertEqual(p.returncode, 0, p.stderr)
             s = summary(out)
         self.assertIn("deadlock   at ", p.stdout)
@@ -712,4 +700,4 @@ class Plot(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(0 if unittest.main(exit=False, verbosity=1).result.wasSuccessful() else 1)
+    main(default_limit=60)

@@ -4,7 +4,8 @@
 #   build.sh coverage OUTDIR  source-based coverage, driven by replay_main.c
 #                             over saved inputs (coverage.sh)
 # No source is listed here: make passes the lists automake builds
-# librdmacodec and librdmasim from (CODEC_SOURCES, SIM_SOURCES) and those of
+# librdmacodec, librdmasim, the capture reader and the replay analysis from
+# (CODEC_SOURCES, SIM_SOURCES, CAPTURE_SOURCES, REPLAY_LIB_SOURCES) and those of
 # each target's replay program (FRAME_SOURCES, ...: the target, replay_main.c
 # and what else it needs), and the pkg-config flags configure found
 # (FUZZ_CFLAGS, FUZZ_LIBS).
@@ -16,7 +17,9 @@ top=$(cd "$here/../.." && pwd)
 CC_FUZZ=${CC_FUZZ:-clang}
 : "${CODEC_SOURCES:?run through make fuzz or make fuzz-coverage}"
 : "${SIM_SOURCES:?run through make fuzz or make fuzz-coverage}"
-cflags="-g -std=gnu11 -I$top/codec -I$top/sim -I$top/src ${FUZZ_CFLAGS:-}"
+: "${CAPTURE_SOURCES:?run through make fuzz or make fuzz-coverage}"
+: "${REPLAY_LIB_SOURCES:?run through make fuzz or make fuzz-coverage}"
+cflags="-g -std=gnu11 -I$top/codec -I$top/sim -I$top/capture -I$top/replay ${FUZZ_CFLAGS:-}"
 case $mode in
 fuzz)
     cflags="$cflags -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
@@ -53,10 +56,16 @@ compile() { # library name, sources
 codec=$(compile codec $CODEC_SOURCES)
 # shellcheck disable=SC2086
 sim=$(compile sim $SIM_SOURCES)
+# shellcheck disable=SC2086
+capture=$(compile capture $CAPTURE_SOURCES)
+# shellcheck disable=SC2086
+replay=$(compile replay $REPLAY_LIB_SOURCES)
 
-for target in frame pcap iwarp config; do
+for target in frame pcap iwarp config replay; do
     case $target in
     config) objs="$sim $codec" ;;
+    pcap) objs="$capture $codec" ;;
+    replay) objs="$replay $codec" ;;
     *) objs="$codec" ;;
     esac
     upper=$(echo "$target" | tr a-z A-Z)

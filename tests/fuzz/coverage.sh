@@ -1,9 +1,9 @@
 #!/bin/sh
-# The lines of codec/ (and of the configuration loader in sim/) that the
-# fuzz inputs reach: every target built for source-based coverage
-# (build.sh coverage) and run over its seed corpus, its saved regressions
-# and, when FUZZ_WORKDIR holds one from `make fuzz`, the corpus fuzzing
-# grew; then llvm-profdata merge and llvm-cov report.
+# The lines of codec/, replay/ and capture/ (and of the configuration
+# loader in sim/) that the fuzz inputs reach: every target built for
+# source-based coverage (build.sh coverage) and run over its seed corpus,
+# its saved regressions and, when FUZZ_WORKDIR holds one from `make fuzz`,
+# the corpus fuzzing grew; then llvm-profdata merge and llvm-cov report.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -19,7 +19,7 @@ LLVM_COV=${LLVM_COV:-$(tool llvm-cov)}
 "$here/build.sh" coverage "$work"
 mkdir -p "$work/prof"
 objects=""
-for target in frame pcap iwarp config; do
+for target in frame pcap iwarp config replay; do
     inputs="$work/seeds/$target $here/regressions/$target"
     if [ -n "${FUZZ_WORKDIR:-}" ] && [ -d "$FUZZ_WORKDIR/corpus/$target" ]; then
         inputs="$inputs $FUZZ_WORKDIR/corpus/$target"
@@ -33,6 +33,9 @@ done
 "$LLVM_PROFDATA" merge -sparse "$work"/prof/*.profraw -o "$work/all.profdata"
 # shellcheck disable=SC2086
 "$LLVM_COV" report -instr-profile "$work/all.profdata" $objects "$top"/codec/*.c
+echo
+# shellcheck disable=SC2086
+"$LLVM_COV" report -instr-profile "$work/all.profdata" $objects "$top"/replay/*.c "$top"/capture/*.c
 echo
 # shellcheck disable=SC2086
 "$LLVM_COV" report -instr-profile "$work/all.profdata" $objects \

@@ -1,16 +1,16 @@
 /* fuzz_config.c - libFuzzer target: a configuration, the files it may
- * include and --set overrides through sim_config_load(), exactly as
+ * include and KEY=VALUE overrides through sim_config_load(), exactly as
  * `rdmasim sim --check` loads them; a configuration that loads is built
  * into a network and torn down.
  *
  * Input: up to five parts separated by NUL bytes: the configuration, then
  * the files it may name as topology.yaml, workload.yaml and sizes.cdf, then
- * --set overrides, one a line. The files are written to a directory of
+ * overrides, one a line. The files are written to a directory of
  * their own; inputs holding '/' or '\' are skipped, so that no name (nor a
  * YAML escape that spells one) reaches outside it.
  *
- * Properties: a load that fails says why, as FILE:LINE:COL: or --set ...:
- * or FILE: (one line); a network is only ever built for a configuration
+ * Properties: a load that fails says why, as FILE:LINE:COL:, override
+ * KEY=VALUE: or FILE: (one line); a network is only ever built for a configuration
  * the memory estimate admits under the max_memory set here. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         part = nul ? nul + 1 : end;
     }
-    /* --set overrides: what follows the last file, one a line, then the
+    /* overrides: what follows the last file, one a line, then the
      * memory limit, which overrides any the configuration sets itself */
     char sets_text[4096];
     size_t sn = (size_t)(end - part) < sizeof sets_text - 1 ? (size_t)(end - part) : sizeof sets_text - 1;
@@ -100,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct sim_config *cfg = sim_config_load(paths[0], sets, nsets, err, sizeof err);
     if (!cfg) {
         require(err[0] && !strchr(err, '\n'), "one error line", err);
-        require(!strncmp(err, dir, strlen(dir)) || !strncmp(err, "--set ", 6), "the error names a file or --set", err);
+        require(!strncmp(err, dir, strlen(dir)) || !strncmp(err, "override ", 9),
+                "the error names a file or an override", err);
         return 0;
     }
     sim_network_destroy(sim_network_create(cfg));

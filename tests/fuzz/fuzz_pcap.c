@@ -1,13 +1,13 @@
 /* fuzz_pcap.c - libFuzzer target: a whole capture file, read by the capture
- * reader `rdmasim decode` and `rdmasim replay` use (src/capture.c: libpcap
+ * reader `rdmasim decode` and `rdmasim replay` use (capture/capture.c: libpcap
  * for the file header and what it must read itself, mappings of the file
  * for the rest), frames held and released as decode's chunks are; every
  * frame decoded, fed to the iWARP stream decoder and printed, then the end
  * of the capture.
  *
  * The input is written to a file of its own first, since the reader maps
- * files. Property: a record read again through capture_record(), as
- * decode's workers do, is the frame capture_next() gave. */
+ * files. Property: a record read again through rdma_capture_record(), as
+ * decode's workers do, is the frame rdma_capture_next() gave. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +46,12 @@ static void require(int ok, const char *what)
     }
 }
 
-static void reread(const struct capture *cap, const struct capture_frame *f)
+static void reread(const struct rdma_capture *cap, const struct rdma_capture_frame *f)
 {
     if (!f->record)
         return;
-    struct capture_frame again;
-    capture_record(cap, f->record, &again);
+    struct rdma_capture_frame again;
+    rdma_capture_record(cap, f->record, &again);
     require(again.sec == f->sec && again.nsec == f->nsec && again.caplen == f->caplen &&
                 again.len == f->len && !memcmp(again.data, f->data, f->caplen),
             "a record read again is the same frame");
@@ -67,13 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t written = fwrite(data, 1, size, out);
     if (fclose(out) || written != size)
         return 0;
-    struct capture cap;
+    struct rdma_capture cap;
     char errbuf[PCAP_ERRBUF_SIZE];
-    if (!capture_open(&cap, path, errbuf, sizeof errbuf))
+    if (!rdma_capture_open(&cap, path, errbuf, sizeof errbuf))
         return 0;
     struct rdma_iwarp_stream *iwarp = rdma_iwarp_stream_new();
     if (!iwarp) {
-        capture_close(&cap);
+        rdma_capture_close(&cap);
         return 0;
     }
     struct rdma_decode_config cfg;
@@ -82,11 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct rdma_iwarp_pdu pdu;
     static char text[16384];
     struct rdma_iwarp_seg seg;
-    struct capture_frame cf;
-    struct capture_span span;
+    struct rdma_capture_frame cf;
+    struct rdma_capture_span span;
     uint64_t frame_no = 0;
-    capture_hold(&cap);
-    int rc = capture_next(&cap, &cf);
+    rdma_capture_hold(&cap);
+    int rc = rdma_capture_next(&cap, &cf);
     while (rc == 1) {
         reread(&cap, &cf);
         rdma_decode(&cfg, (unsigned)cap.linktype, cf.data, cf.caplen, cf.len, &pkt);
@@ -98,19 +98,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rdma_iwarp_format_summary(&pkt, &seg, &pdu, text, sizeof text);
         }
         /* release what is done with, keeping the frame read ahead */
-        uint64_t mark = capture_mark(&cap);
-        rc = capture_next(&cap, &cf);
-        capture_release(&cap, mark);
-        if (capture_ahead(&cap, &span))
-            capture_populate(&span);
-        while (capture_dead(&cap, &span))
-            capture_unmap(&span);
+        uint64_t mark = rdma_capture_mark(&cap);
+        rc = rdma_capture_next(&cap, &cf);
+        rdma_capture_release(&cap, mark);
+        if (rdma_capture_ahead(&cap, &span))
+            rdma_capture_populate(&span);
+        while (rdma_capture_dead(&cap, &span))
+            rdma_capture_unmap(&span);
     }
     while (rdma_iwarp_finish(iwarp, &pdu))
         ;
     rdma_iwarp_stream_free(iwarp);
-    while (capture_dead(&cap, &span))
-        capture_unmap(&span);
-    capture_close(&cap);
+    while (rdma_capture_dead(&cap, &span))
+        rdma_capture_unmap(&span);
+    rdma_capture_close(&cap);
     return 0;
 }

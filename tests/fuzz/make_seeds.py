@@ -6,7 +6,8 @@ configurations.
 
 frame: every frame of every capture, prefixed with the fuzz_frame link-type
 byte and a zero 'extra wire bytes' byte. pcap: the capture files themselves.
-iwarp: the TCP segments of each capture in fuzz_iwarp.c's framing. config:
+iwarp: the TCP segments of each capture in fuzz_iwarp.c's framing. replay:
+the frames of each capture in fuzz_replay.c's framing. config:
 each configuration in examples/, tests/*/bad/ and tests/bad/config/ with
 the files it includes, in fuzz_config.c's framing.
 
@@ -33,15 +34,19 @@ GEN_IWARP_RUNS = [
 ]
 
 
-def records(blob):
-    """(linktype, [(caplen bytes, wire length)]) of a little-endian pcap."""
+def records(blob, times=None):
+    """(linktype, [(caplen bytes, wire length)]) of a little-endian pcap;
+    the time of each record in ns is appended to times if given."""
     if blob[:4] not in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
         return None, []  # pcapng and big-endian files seed the pcap target only
+    frac = 1 if blob[:4] == b"\x4d\x3c\xb2\xa1" else 1000
     linktype = struct.unpack("<I", blob[20:24])[0]
     out, off = [], 24
     while off + 16 <= len(blob):
-        caplen, wirelen = struct.unpack("<II", blob[off + 8:off + 16])
+        sec, sub, caplen, wirelen = struct.unpack("<IIII", blob[off:off + 16])
         out.append((blob[off + 16:off + 16 + caplen], wirelen))
+        if times is not None:
+            times.append(sec * 10**9 + sub * frac)
         off += 16 + caplen
     return linktype, out
 
@@ -93,6 +98,20 @@ def iwarp_seed(recs):
     return bytes(out) if out else None
 
 
+def replay_seed(linktype, recs, times):
+    """The capture's frames in fuzz_replay.c's framing: its link-type byte,
+    then per frame its length, the bytes the wire had beyond the capture
+    and the microseconds since the previous frame (at most 127)."""
+    out = bytearray([LINKTYPE_INDEX[linktype]])
+    prev = times[0] if times else 0
+    for (data, wirelen), t in zip(recs, times):
+        data = data[:0xffff]
+        step = min(max(t - prev, 0) // 1000, 127)
+        prev = t
+        out += struct.pack(">HBB", len(data), min(max(wirelen - len(data), 0), 255), step) + data
+    return bytes(out)
+
+
 def config_seed(path):
     """The configuration and the files it names, NUL-separated, the names
     rewritten to the ones fuzz_config.c gives the parts."""
@@ -120,7 +139,7 @@ def write(directory, name, data):
 
 
 def main(top, outdir, gen_iwarp=None):
-    dirs = {t: os.path.join(outdir, t) for t in ("frame", "pcap", "iwarp", "config", "captures")}
+    dirs = {t: os.path.join(outdir, t) for t in ("frame", "pcap", "iwarp", "replay", "config", "captures")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
     if gen_iwarp:
@@ -132,10 +151,12 @@ def main(top, outdir, gen_iwarp=None):
     counts = dict.fromkeys(("frame", "iwarp", "config"), 0)
     for path in captures:
         shutil.copy(path, dirs["pcap"])
+        times = []
         with open(path, "rb") as f:
-            linktype, recs = records(f.read())
+            linktype, recs = records(f.read(), times)
         if linktype not in LINKTYPE_INDEX:
             continue
+        write(dirs["replay"], os.path.basename(path), replay_seed(linktype, recs, times))
         for data, _ in recs:
             write(dirs["frame"], "%06d" % counts["frame"], bytes([LINKTYPE_INDEX[linktype], 0]) + data)
             counts["frame"] += 1

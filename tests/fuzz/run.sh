@@ -9,7 +9,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-frame pcap iwarp config}
+targets=${FUZZ_TARGETS:-frame pcap iwarp config replay}
 work=${FUZZ_WORKDIR:-$(mktemp -d)}
 mkdir -p "$work"
 

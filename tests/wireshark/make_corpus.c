@@ -166,7 +166,7 @@ static const uint8_t syndromes[] = {
 #define NSYNDROMES (sizeof syndromes / sizeof syndromes[0])
 
 static const uint16_t cm_messages[] = {
-#define CM_ATTR(name, id) RDMA_CM_##name,
+#define CM_ATTR(name, id, member, type, fields) RDMA_CM_##name,
     RDMA_CM_MESSAGES(CM_ATTR)
 #undef CM_ATTR
 };

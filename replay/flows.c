@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
 
 struct pair_bucket {
     uint64_t w[4];      /* source and destination address */
@@ -18,12 +18,9 @@ struct pair_bucket {
     bool used;
 };
 
-void flow_table_free(struct flow_table *t)
+/* The table only: what its users hung off the flows is theirs to free. */
+void replay__flow_table_free(struct flow_table *t)
 {
-    for (uint32_t i = 0; i < t->n; i++) {
-        chan_free(&flow_at(t, i)->ch);
-        iw_flow_free(flow_at(t, i));
-    }
     for (uint32_t c = 0; c < t->nchunks; c++)
         free(t->chunks[c]);
     free(t->chunks);
@@ -32,7 +29,7 @@ void flow_table_free(struct flow_table *t)
     memset(t, 0, sizeof *t);
 }
 
-static bool key_eq(const struct flow_key *a, const struct flow_key *b)
+static bool key_eq(const struct rdma_replay_key *a, const struct rdma_replay_key *b)
 {
     return a->w[0] == b->w[0] && a->w[1] == b->w[1] && a->w[2] == b->w[2] &&
            a->w[3] == b->w[3] && a->w[4] == b->w[4];
@@ -81,13 +78,13 @@ static bool pairs_grow(struct flow_table *t)
     return true;
 }
 
-static uint64_t key_kinds(const struct flow_key *k)
+static uint64_t key_kinds(const struct rdma_replay_key *k)
 {
     return k->w[4] >> 24;
 }
 
 /* The bucket of the flow's own (source, destination), created if needed. */
-static struct pair_bucket *pair_of(struct flow_table *t, const struct flow_key *k)
+static struct pair_bucket *pair_of(struct flow_table *t, const struct rdma_replay_key *k)
 {
     if ((t->pairs_used + 1) * 2 > t->npairs && !pairs_grow(t))
         return NULL;
@@ -101,16 +98,16 @@ static struct pair_bucket *pair_of(struct flow_table *t, const struct flow_key *
     return b;
 }
 
-uint32_t *flow_pair_gen(struct flow_table *t, const struct flow_key *k)
+uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_key *k)
 {
     struct pair_bucket *b = pair_lookup(t, k->w, key_kinds(k));
     return b && b->used ? &b->gen : NULL;
 }
 
-uint32_t flow_pair_first(const struct flow_table *t, const struct flow_key *reverse_of)
+uint32_t replay__flow_pair_first(const struct flow_table *t, const struct rdma_replay_key *reverse_of)
 {
-    struct flow_key r;
-    flow_key_reverse(reverse_of, 0, &r);
+    struct rdma_replay_key r;
+    replay__flow_key_reverse(reverse_of, 0, &r);
     struct pair_bucket *b = pair_lookup(t, r.w, key_kinds(&r));
     return b && b->used ? b->head : 0;
 }
@@ -125,8 +122,8 @@ static bool slots_grow(struct flow_table *t)
         uint64_t v = t->slots[i];
         if (!v)
             continue;
-        const struct flow *f = flow_at(t, (uint32_t)v - 1);
-        uint32_t j = (uint32_t)flow_key_hash(&f->key) & (n - 1);
+        const struct rdma_replay_flow *f = flow_at(t, (uint32_t)v - 1);
+        uint32_t j = (uint32_t)replay__flow_key_hash(&f->key) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = v;
@@ -137,28 +134,28 @@ static bool slots_grow(struct flow_table *t)
     return true;
 }
 
-struct flow *flow_find(const struct flow_table *t, const struct flow_key *k)
+struct rdma_replay_flow *replay__flow_find(const struct flow_table *t, const struct rdma_replay_key *k)
 {
     if (!t->nslots)
         return NULL;
-    uint64_t h = flow_key_hash(k);
+    uint64_t h = replay__flow_key_hash(k);
     uint32_t mask = t->nslots - 1;
     for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         uint64_t v = t->slots[i];
         if (!v)
             return NULL;
         if (v >> 32 == h >> 32) {
-            struct flow *f = flow_at(t, (uint32_t)v - 1);
+            struct rdma_replay_flow *f = flow_at(t, (uint32_t)v - 1);
             if (key_eq(&f->key, k))
                 return f;
         }
     }
 }
 
-static struct flow *flow_new(struct flow_table *t, const struct flow_key *k)
+static struct rdma_replay_flow *flow_new(struct flow_table *t, const struct rdma_replay_key *k)
 {
     if (t->n == t->nchunks * FLOW_CHUNK) {
-        struct flow **c = realloc(t->chunks, (t->nchunks + 1) * sizeof *c);
+        struct rdma_replay_flow **c = realloc(t->chunks, (t->nchunks + 1) * sizeof *c);
         if (!c)
             return NULL;
         t->chunks = c;
@@ -169,7 +166,7 @@ static struct flow *flow_new(struct flow_table *t, const struct flow_key *k)
     struct pair_bucket *b = pair_of(t, k);
     if (!b)
         return NULL;
-    struct flow *f = flow_at(t, t->n);
+    struct rdma_replay_flow *f = flow_at(t, t->n);
     memset(f, 0, sizeof *f);
     f->key = *k;
     f->id = ++t->n;
@@ -180,12 +177,12 @@ static struct flow *flow_new(struct flow_table *t, const struct flow_key *k)
     return f;
 }
 
-struct flow *flow_get(struct flow_table *t, const struct flow_key *k, bool *created)
+struct rdma_replay_flow *replay__flow_get(struct flow_table *t, const struct rdma_replay_key *k, bool *created)
 {
     *created = false;
     if ((t->n + 1) * 2 > t->nslots && !slots_grow(t))
         return NULL;
-    uint64_t h = flow_key_hash(k);
+    uint64_t h = replay__flow_key_hash(k);
     uint32_t mask = t->nslots - 1;
     uint32_t i = (uint32_t)h & mask;
     for (;; i = (i + 1) & mask) {
@@ -193,12 +190,12 @@ struct flow *flow_get(struct flow_table *t, const struct flow_key *k, bool *crea
         if (!v)
             break;
         if (v >> 32 == h >> 32) {
-            struct flow *f = flow_at(t, (uint32_t)v - 1);
+            struct rdma_replay_flow *f = flow_at(t, (uint32_t)v - 1);
             if (key_eq(&f->key, k))
                 return f;
         }
     }
-    struct flow *f = flow_new(t, k);
+    struct rdma_replay_flow *f = flow_new(t, k);
     if (!f)
         return NULL;
     t->slots[i] = (h >> 32) << 32 | f->id;
@@ -206,20 +203,21 @@ struct flow *flow_get(struct flow_table *t, const struct flow_key *k, bool *crea
     return f;
 }
 
-void flows_join(struct flow_table *t, struct flow *a, struct flow *b, enum pairing how)
+void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
+                        enum rdma_replay_pairing how)
 {
-    struct flow *both[2] = {a, b};
+    struct rdma_replay_flow *both[2] = {a, b};
     for (int i = 0; i < 2; i++) {
-        struct flow *f = both[i], *other = both[1 - i];
+        struct rdma_replay_flow *f = both[i], *other = both[1 - i];
         if (f->peer >= 0 && (uint32_t)f->peer != other->id - 1) {
-            struct flow *old = flow_at(t, (uint32_t)f->peer);
+            struct rdma_replay_flow *old = flow_at(t, (uint32_t)f->peer);
             old->peer = -1;
-            old->pairing = PAIR_NONE;
+            old->pairing = RDMA_REPLAY_PAIR_NONE;
         }
         f->peer = (int32_t)(other->id - 1);
         f->pairing = (uint8_t)how;
     }
     a->src_qpn_known = b->src_qpn_known = true;
-    a->src_qpn = flow_key_qpn(&b->key);
-    b->src_qpn = flow_key_qpn(&a->key);
+    a->src_qpn = rdma_replay_key_qpn(&b->key);
+    b->src_qpn = rdma_replay_key_qpn(&a->key);
 }

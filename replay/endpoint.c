@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
+
+/* QPNs are 24 bits (IBA 9.2): the low bits of a key's last word. */
+#define QPN_MASK 0xffffffu
 
 /* Keys are built a word at a time, in registers: staging an address byte
  * by byte and reading the key back as words (to hash and compare it, at
@@ -47,10 +50,10 @@ static void lid_words(uint64_t w[2], uint16_t lid)
 
 static uint64_t last_word(unsigned kind, uint32_t qpn)
 {
-    return (uint64_t)(qpn & PSN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
+    return (uint64_t)(qpn & QPN_MASK) | (uint64_t)kind << 24 | (uint64_t)kind << 32;
 }
 
-bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
+bool replay__flow_key_from_pkt(const struct rdma_pkt *pkt, struct rdma_replay_key *k)
 {
     unsigned kind = ADDR_IP;
     if (!(pkt->present & RDMA_HDR_BTH))
@@ -78,7 +81,7 @@ bool flow_key_from_pkt(const struct rdma_pkt *pkt, struct flow_key *k)
 #define PORT_SHIFT 40
 
 static void tcp_key(bool ipv6, const uint8_t *src, const uint8_t *dst, uint16_t srcport,
-                    uint16_t dstport, struct flow_key *k)
+                    uint16_t dstport, struct rdma_replay_key *k)
 {
     if (ipv6) {
         addr_words(&k->w[0], src);
@@ -90,7 +93,7 @@ static void tcp_key(bool ipv6, const uint8_t *src, const uint8_t *dst, uint16_t 
     k->w[4] = last_word(ADDR_TCP, dstport) | (uint64_t)srcport << PORT_SHIFT;
 }
 
-void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct flow_key *k)
+void replay__flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, struct rdma_replay_key *k)
 {
     if (pkt->present & RDMA_HDR_IP)
         tcp_key(false, pkt->ip.src, pkt->ip.dst, tcp->srcport, tcp->dstport, k);
@@ -98,44 +101,44 @@ void flow_key_from_tcp(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp, s
         tcp_key(true, pkt->ipv6.src, pkt->ipv6.dst, tcp->srcport, tcp->dstport, k);
 }
 
-void flow_key_from_ends(const struct rdma_tcp_ends *e, struct flow_key *k)
+void replay__flow_key_from_ends(const struct rdma_tcp_ends *e, struct rdma_replay_key *k)
 {
     tcp_key(e->ipv6, e->src, e->dst, e->srcport, e->dstport, k);
 }
 
-bool flow_key_is_tcp(const struct flow_key *k)
+bool replay__flow_key_is_tcp(const struct rdma_replay_key *k)
 {
     return ((k->w[4] >> 24) & 0xff) == ADDR_TCP;
 }
 
-uint16_t flow_key_port(const struct flow_key *k, bool dst)
+uint16_t rdma_replay_key_port(const struct rdma_replay_key *k, bool dst)
 {
     return (uint16_t)(dst ? k->w[4] : k->w[4] >> PORT_SHIFT);
 }
 
 /* The other direction: addresses swapped, and the QPN given, or for a TCP
  * connection the ports swapped. */
-void flow_key_reverse(const struct flow_key *k, uint32_t qpn, struct flow_key *out)
+void replay__flow_key_reverse(const struct rdma_replay_key *k, uint32_t qpn, struct rdma_replay_key *out)
 {
-    struct flow_key r;
+    struct rdma_replay_key r;
     r.w[0] = k->w[2];
     r.w[1] = k->w[3];
     r.w[2] = k->w[0];
     r.w[3] = k->w[1];
-    if (flow_key_is_tcp(k))
+    if (replay__flow_key_is_tcp(k))
         r.w[4] = (k->w[4] & ~((uint64_t)0xffff << PORT_SHIFT | 0xffff)) |
-                 (uint64_t)flow_key_port(k, true) << PORT_SHIFT | flow_key_port(k, false);
+                 (uint64_t)rdma_replay_key_port(k, true) << PORT_SHIFT | rdma_replay_key_port(k, false);
     else
-        r.w[4] = (k->w[4] & ~(uint64_t)PSN_MASK) | (qpn & PSN_MASK);
+        r.w[4] = (k->w[4] & ~(uint64_t)QPN_MASK) | (qpn & QPN_MASK);
     *out = r;
 }
 
-uint32_t flow_key_qpn(const struct flow_key *k)
+uint32_t rdma_replay_key_qpn(const struct rdma_replay_key *k)
 {
-    return (uint32_t)(k->w[4] & PSN_MASK);
+    return (uint32_t)(k->w[4] & QPN_MASK);
 }
 
-static void addr_text(const struct flow_key *k, bool dst, bool tcp, char *buf, size_t cap)
+static void addr_text(const struct rdma_replay_key *k, bool dst, bool tcp, char *buf, size_t cap)
 {
     uint8_t a[16];
     memcpy(a, &k->w[dst ? 2 : 0], 16);
@@ -146,7 +149,7 @@ static void addr_text(const struct flow_key *k, bool dst, bool tcp, char *buf, s
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     if (!memcmp(a, mapped, 12)) {
         if (tcp)
-            snprintf(buf, cap, "%u.%u.%u.%u:%u", a[12], a[13], a[14], a[15], flow_key_port(k, dst));
+            snprintf(buf, cap, "%u.%u.%u.%u:%u", a[12], a[13], a[14], a[15], rdma_replay_key_port(k, dst));
         else
             snprintf(buf, cap, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
         return;
@@ -155,17 +158,17 @@ static void addr_text(const struct flow_key *k, bool dst, bool tcp, char *buf, s
     if (!inet_ntop(AF_INET6, a, v6, sizeof v6))
         v6[0] = 0;
     if (tcp)
-        snprintf(buf, cap, "[%s]:%u", v6, flow_key_port(k, dst));
+        snprintf(buf, cap, "[%s]:%u", v6, rdma_replay_key_port(k, dst));
     else
         snprintf(buf, cap, "%s", v6);
 }
 
-void addr_format(const struct flow_key *k, bool dst, char *buf, size_t cap)
+void rdma_replay_addr_format(const struct rdma_replay_key *k, bool dst, char *buf, size_t cap)
 {
-    addr_text(k, dst, flow_key_is_tcp(k), buf, cap);
+    addr_text(k, dst, replay__flow_key_is_tcp(k), buf, cap);
 }
 
-void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap)
+void rdma_replay_addr_format_ip(const struct rdma_replay_key *k, bool dst, char *buf, size_t cap)
 {
     addr_text(k, dst, false, buf, cap);
 }
@@ -174,7 +177,7 @@ void addr_format_ip(const struct flow_key *k, bool dst, char *buf, size_t cap)
  * fourth, then the high half folded into the low half that picks the
  * slot: a short dependency chain on every frame, and every key bit
  * reaches the slot index. */
-uint64_t flow_key_hash(const struct flow_key *k)
+uint64_t replay__flow_key_hash(const struct rdma_replay_key *k)
 {
     uint64_t s = (k->w[1] * 0x9e3779b97f4a7c15u) ^ k->w[0];
     uint64_t d = (k->w[3] * 0xc2b2ae3d27d4eb4fu) ^ k->w[2];

@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "rdma_codec.h"
 
 #define WINDOW (32u << 20)
 #define PREFETCH_AHEAD (16u << 10)
@@ -53,25 +52,25 @@ static uint32_t get32(const uint8_t *p, bool swapped)
 }
 
 /* A window no frame is in any more: unmapped, or held, kept for
- * capture_dead(). */
-static void retire_window(struct capture *c, void *base, size_t len)
+ * rdma_capture_dead(). */
+static void retire_window(struct rdma_capture *c, void *base, size_t len)
 {
     if (c->hold && c->ndead == c->dead_cap) {
         size_t cap = c->dead_cap ? 2 * c->dead_cap : 4;
-        struct capture_span *d = realloc(c->dead, cap * sizeof *d);
+        struct rdma_capture_span *d = realloc(c->dead, cap * sizeof *d);
         if (d) {
             c->dead = d;
             c->dead_cap = cap;
         }
     }
     if (c->hold && c->ndead < c->dead_cap)
-        c->dead[c->ndead++] = (struct capture_span){base, len};
+        c->dead[c->ndead++] = (struct rdma_capture_span){base, len};
     else
         munmap(base, len);
 }
 
 /* Retire the windows that end at or before c->released. */
-static void drop_released(struct capture *c)
+static void drop_released(struct rdma_capture *c)
 {
     size_t n = 0;
     while (n < c->nmaps && c->maps[n].off + c->maps[n].len <= c->released) {
@@ -96,11 +95,11 @@ static void populate(void *base, size_t len)
 #endif
 }
 
-static bool add_map(struct capture *c, struct capture_map m)
+static bool add_map(struct rdma_capture *c, struct rdma_capture_map m)
 {
     if (c->nmaps == c->maps_cap) {
         size_t cap = c->maps_cap ? 2 * c->maps_cap : 4;
-        struct capture_map *maps = realloc(c->maps, cap * sizeof *maps);
+        struct rdma_capture_map *maps = realloc(c->maps, cap * sizeof *maps);
         if (!maps)
             return false;
         c->maps = maps;
@@ -117,9 +116,9 @@ static uint64_t page_floor(uint64_t off)
 
 /* Map the window that follows the last one: from where a record that the
  * last one cuts can begin. */
-static void map_next(struct capture *c)
+static void map_next(struct rdma_capture *c)
 {
-    const struct capture_map *last = &c->maps[c->nmaps - 1];
+    const struct rdma_capture_map *last = &c->maps[c->nmaps - 1];
     uint64_t end = last->off + last->len;
     if (end >= c->size)
         return;
@@ -129,19 +128,19 @@ static void map_next(struct capture *c)
     void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, c->fd, (off_t)off);
     if (p == MAP_FAILED)
         return;
-    c->next = (struct capture_map){p, off, len};
+    c->next = (struct rdma_capture_map){p, off, len};
     c->next_mapped = true;
     c->next_given = false;
 }
 
 /* The bytes [pos, pos + n) of the file in a new window, which the caller
  * has checked are inside the file; NULL if they cannot be mapped. */
-static const uint8_t *new_window(struct capture *c, uint64_t pos, uint64_t n)
+static const uint8_t *new_window(struct rdma_capture *c, uint64_t pos, uint64_t n)
 {
     if (!c->hold)
         c->released = pos + n; /* the last window ends before that: no frame is in it now */
     drop_released(c);
-    struct capture_map m = c->next;
+    struct rdma_capture_map m = c->next;
     if (c->next_mapped && pos >= m.off && pos + n <= m.off + m.len) {
         /* nobody has mapped its pages in: the reader does, in one call */
         if (!c->next_given)
@@ -176,22 +175,39 @@ static const uint8_t *new_window(struct capture *c, uint64_t pos, uint64_t n)
 
 /* The bytes [pos, pos + n) of the file, which the caller has checked are
  * inside it; NULL if they cannot be mapped. */
-static inline const uint8_t *window(struct capture *c, uint64_t pos, uint64_t n)
+static inline const uint8_t *window(struct rdma_capture *c, uint64_t pos, uint64_t n)
 {
     if (c->nmaps) {
-        const struct capture_map *m = &c->maps[c->nmaps - 1];
+        const struct rdma_capture_map *m = &c->maps[c->nmaps - 1];
         if (pos >= m->off && pos + n <= m->off + m->len)
             return m->base + (pos - m->off);
     }
     return new_window(c, pos, n);
 }
 
+/* The link types of RDMA captures (those the codec decodes: Ethernet,
+ * Linux cooked SLL and SLL2, raw InfiniBand, ERF), whose records libpcap
+ * passes on as the file stores them, byte order aside (map_classic). The
+ * reader maps no other: it has no reason to, and some libpcap rewrites. */
+static bool records_as_stored(int linktype)
+{
+    switch (linktype) {
+    case DLT_EN10MB:
+    case DLT_LINUX_SLL:
+    case DLT_LINUX_SLL2:
+    case DLT_INFINIBAND:
+    case DLT_ERF:
+        return true;
+    }
+    return false;
+}
+
 /* Read the records of fd, which libpcap has opened, through mappings when
  * it is a classic pcap file whose records libpcap would pass on unchanged:
  * version 2.4 (earlier versions may have the two lengths swapped), and a
- * link type the codec decodes, except cooked captures written in the other
- * byte order (libpcap rewrites their CAN headers). */
-static void map_classic(struct capture *c, int fd)
+ * link type of records_as_stored(), except cooked captures written in the
+ * other byte order (libpcap rewrites their CAN headers). */
+static void map_classic(struct rdma_capture *c, int fd)
 {
     uint8_t h[FILE_HEADER];
     struct stat st;
@@ -218,7 +234,7 @@ static void map_classic(struct capture *c, int fd)
         return;
     }
     if (pcap_major_version(c->pc) != 2 || pcap_minor_version(c->pc) != 4 ||
-        !rdma_linktype_supported((unsigned)c->linktype) ||
+        !records_as_stored(c->linktype) ||
         (c->swapped && (c->linktype == DLT_LINUX_SLL || c->linktype == DLT_LINUX_SLL2)))
         return;
     c->fd = fd;
@@ -228,7 +244,7 @@ static void map_classic(struct capture *c, int fd)
     c->mapped = true;
 }
 
-bool capture_open(struct capture *c, const char *path, char *err, size_t errlen)
+bool rdma_capture_open(struct rdma_capture *c, const char *path, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     c->fd = -1;
@@ -262,7 +278,7 @@ bool capture_open(struct capture *c, const char *path, char *err, size_t errlen)
 
 /* The next record read by libpcap; in a mapped file, the one at c->pos,
  * after which reading goes on through the mappings. */
-static int next_libpcap(struct capture *c, struct capture_frame *f)
+static int next_libpcap(struct rdma_capture *c, struct rdma_capture_frame *f)
 {
     FILE *fp = pcap_file(c->pc);
     if (c->mapped && fseeko(fp, (off_t)c->pos, SEEK_SET)) {
@@ -294,8 +310,8 @@ static int next_libpcap(struct capture *c, struct capture_frame *f)
     return 1;
 }
 
-const uint8_t *capture_record(const struct capture *c, const uint8_t *record,
-                              struct capture_frame *f)
+const uint8_t *rdma_capture_record(const struct rdma_capture *c, const uint8_t *record,
+                              struct rdma_capture_frame *f)
 {
     /* as libpcap reads them: signed 32 bits, microseconds scaled after
      * sign extension */
@@ -309,7 +325,7 @@ const uint8_t *capture_record(const struct capture *c, const uint8_t *record,
     return f->data + f->caplen;
 }
 
-int capture_next(struct capture *c, struct capture_frame *f)
+int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f)
 {
     if (!c->mapped)
         return next_libpcap(c, f);
@@ -321,12 +337,12 @@ int capture_next(struct capture *c, struct capture_frame *f)
     uint64_t n = RECORD_HEADER + (uint64_t)caplen;
     if (caplen > c->snapshot || left < n || !(h = window(c, c->pos, n)))
         return next_libpcap(c, f);
-    capture_record(c, h, f);
+    rdma_capture_record(c, h, f);
     c->pos += RECORD_HEADER + (uint64_t)caplen;
     /* Where the next record starts is known only once this one's length
      * is read: a chain of loads, each a miss to memory when it enters a
      * new page. Lines fetched ahead of it make the misses overlap. */
-    const struct capture_map *m = &c->maps[c->nmaps - 1];
+    const struct rdma_capture_map *m = &c->maps[c->nmaps - 1];
     const uint8_t *want = m->base + (c->pos - m->off) + PREFETCH_AHEAD;
     if (want > m->base + m->len)
         want = m->base + m->len;
@@ -335,20 +351,20 @@ int capture_next(struct capture *c, struct capture_frame *f)
     return 1;
 }
 
-void capture_hold(struct capture *c) { c->hold = true; }
+void rdma_capture_hold(struct rdma_capture *c) { c->hold = true; }
 
-bool capture_ahead(struct capture *c, struct capture_span *s)
+bool rdma_capture_ahead(struct rdma_capture *c, struct rdma_capture_span *s)
 {
     if (!c->next_mapped || c->next_given)
         return false;
     c->next_given = true;
-    *s = (struct capture_span){c->next.base, c->next.len};
+    *s = (struct rdma_capture_span){c->next.base, c->next.len};
     return true;
 }
 
-void capture_populate(const struct capture_span *s) { populate(s->base, s->len); }
+void rdma_capture_populate(const struct rdma_capture_span *s) { populate(s->base, s->len); }
 
-bool capture_dead(struct capture *c, struct capture_span *s)
+bool rdma_capture_dead(struct rdma_capture *c, struct rdma_capture_span *s)
 {
     if (!c->ndead)
         return false;
@@ -356,18 +372,18 @@ bool capture_dead(struct capture *c, struct capture_span *s)
     return true;
 }
 
-void capture_unmap(const struct capture_span *s) { munmap(s->base, s->len); }
+void rdma_capture_unmap(const struct rdma_capture_span *s) { munmap(s->base, s->len); }
 
-uint64_t capture_mark(const struct capture *c) { return c->pos; }
+uint64_t rdma_capture_mark(const struct rdma_capture *c) { return c->pos; }
 
-void capture_release(struct capture *c, uint64_t mark)
+void rdma_capture_release(struct rdma_capture *c, uint64_t mark)
 {
     if (mark > c->released)
         c->released = mark;
     drop_released(c);
 }
 
-void capture_close(struct capture *c)
+void rdma_capture_close(struct rdma_capture *c)
 {
     for (size_t i = 0; i < c->nmaps; i++)
         munmap(c->maps[i].base, c->maps[i].len);

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
 
-void anomalies_free(struct anomalies *a)
+void replay__anomalies_free(struct anomalies *a)
 {
     free(a->v);
     free(a->slots);
@@ -27,7 +27,7 @@ static uint32_t *slot_of(const struct anomalies *a, unsigned kind, unsigned code
         uint32_t v = a->slots[i];
         if (!v)
             return &a->slots[i];
-        const struct anomaly *x = &a->v[v - 1];
+        const struct rdma_replay_anomaly *x = &a->v[v - 1];
         if (x->kind == kind && x->code == code && x->flow == flow)
             return &a->slots[i];
     }
@@ -36,7 +36,7 @@ static uint32_t *slot_of(const struct anomalies *a, unsigned kind, unsigned code
 static bool grow(struct anomalies *a)
 {
     uint32_t cap = a->cap ? a->cap * 2 : 64;
-    struct anomaly *v = realloc(a->v, cap * sizeof *v);
+    struct rdma_replay_anomaly *v = realloc(a->v, cap * sizeof *v);
     if (!v)
         return false;
     a->v = v;
@@ -52,13 +52,13 @@ static bool grow(struct anomalies *a)
     return true;
 }
 
-bool anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow, uint64_t packets,
-                 const struct anom_event *ev)
+bool replay__anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow, uint64_t packets,
+                 const struct rdma_replay_event *ev)
 {
     if (a->n == a->cap && !grow(a))
         return false;
     uint32_t *slot = slot_of(a, kind, code, flow);
-    struct anomaly *x;
+    struct rdma_replay_anomaly *x;
     if (*slot) {
         x = &a->v[*slot - 1];
     } else {
@@ -79,7 +79,7 @@ bool anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int32_t flow
         x->value_min = ev->value;
     if (ev->value > x->value_max)
         x->value_max = ev->value;
-    if (x->nsamples < ANOM_SAMPLES)
+    if (x->nsamples < RDMA_REPLAY_SAMPLES)
         x->ev[x->nsamples++] = *ev;
     a->per_kind[kind]++;
     return true;

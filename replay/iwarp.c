@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
 
 /* Frame times kept for PDUs that began in an earlier frame than the one
  * completing them (an FPDU spans at most 66 KB, 46 full segments). */
@@ -50,13 +50,14 @@ struct at {
     uint64_t first, t_first, last, t_last;
 };
 
-void iw_flow_free(struct flow *f)
+void replay__iw_flow_free(struct rdma_replay_flow *f)
 {
-    free(f->iw);
+    free(f->iw_state);
+    f->iw_state = NULL;
     f->iw = NULL;
 }
 
-static bool setup(struct replay *r)
+static bool setup(struct rdma_replay *r)
 {
     if (r->iwarp)
         return true;
@@ -69,35 +70,36 @@ static bool setup(struct replay *r)
     return true;
 }
 
-static uint64_t frame_time(const struct replay *r, uint64_t frame)
+static uint64_t frame_time(const struct rdma_replay *r, uint64_t frame)
 {
     if (frame <= r->frame && r->frame - frame < IW_TIMES)
         return r->iw_times[frame & (IW_TIMES - 1)];
     return r->t;
 }
 
-static void anomaly(struct replay *r, unsigned kind, unsigned code, const struct flow *f, uint64_t f0,
+static void anomaly(struct rdma_replay *r, unsigned kind, unsigned code, const struct rdma_replay_flow *f, uint64_t f0,
                     uint64_t f1, uint64_t value, const char *text)
 {
-    struct anom_event ev = {.frame = {f0, f1, 0}, .t = r->t, .value = value, .text = text};
-    if (!anomaly_add(&r->anomalies, kind, code, f ? (int32_t)(f->id - 1) : -1, 1, &ev))
+    struct rdma_replay_event ev = {.frame = {f0, f1, 0}, .t = r->t, .value = value, .text = text};
+    if (!replay__anomaly_add(&r->anomalies, kind, code, f ? (int32_t)(f->id - 1) : -1, 1, &ev))
         r->oom = true;
 }
 
-static void bad(struct replay *r, const struct flow *f, enum rdma_status st, const char *reason, uint64_t frame)
+static void bad(struct rdma_replay *r, const struct rdma_replay_flow *f, enum rdma_status st, const char *reason,
+                uint64_t frame)
 {
     if (f)
         f->iw->malformed++;
-    r->bad_frames++;
-    anomaly(r, ANOM_BAD_FRAME, st, f, frame, r->frame, 0, reason);
+    r->tot.bad_frames++;
+    anomaly(r, RDMA_REPLAY_ANOM_BAD_FRAME, st, f, frame, r->frame, 0, reason);
 }
 
 /* ---- flows ------------------------------------------------------------ */
 
-static struct flow *tcp_flow(struct replay *r, const struct flow_key *k)
+static struct rdma_replay_flow *tcp_flow(struct rdma_replay *r, const struct rdma_replay_key *k)
 {
     bool created;
-    struct flow *f = flow_get(&r->flows, k, &created);
+    struct rdma_replay_flow *f = replay__flow_get(&r->flows, k, &created);
     if (!f) {
         r->oom = true;
         return NULL;
@@ -105,33 +107,35 @@ static struct flow *tcp_flow(struct replay *r, const struct flow_key *k)
     if (!created)
         return f;
     f->proto = RDMA_PROTO_IWARP;
-    if (!(f->iw = calloc(1, sizeof *f->iw))) {
+    if (!(f->iw_state = calloc(1, sizeof *f->iw_state))) {
         r->oom = true;
         return NULL;
     }
-    struct flow_key back;
-    flow_key_reverse(k, 0, &back);
-    struct flow *b = flow_find(&r->flows, &back);
+    f->iw = &f->iw_state->st;
+    struct rdma_replay_key back;
+    replay__flow_key_reverse(k, 0, &back);
+    struct rdma_replay_flow *b = replay__flow_find(&r->flows, &back);
     if (b)
-        flows_join(&r->flows, f, b, PAIR_TCP);
+        replay__flows_join(&r->flows, f, b, RDMA_REPLAY_PAIR_TCP);
     else
-        f->pairing = PAIR_TCP; /* the other side has sent nothing yet */
+        f->pairing = RDMA_REPLAY_PAIR_TCP; /* the other side has sent nothing yet */
     return f;
 }
 
 /* The flow of the direction a segment travels, with the segment counted. */
-static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const struct rdma_iwarp_seg *seg)
+static struct rdma_replay_flow *segment(struct rdma_replay *r, const struct rdma_pkt *pkt,
+                                        const struct rdma_iwarp_seg *seg)
 {
-    struct flow_key k;
-    flow_key_from_tcp(pkt, &seg->hdr, &k);
-    struct flow *f = tcp_flow(r, &k);
+    struct rdma_replay_key k;
+    replay__flow_key_from_tcp(pkt, &seg->hdr, &k);
+    struct rdma_replay_flow *f = tcp_flow(r, &k);
     if (!f)
         return NULL;
     if (!f->packets) {
         f->first_t = r->t;
         f->first_frame = r->frame;
     }
-    flow_count_frame(r, f, pkt);
+    replay__flow_count_frame(r, f, pkt);
     const char *n = seg->note;
     if (!n)
         return f;
@@ -139,27 +143,27 @@ static struct flow *segment(struct replay *r, const struct rdma_pkt *pkt, const 
         f->retransmits++;
         f->tl_retrans++;
         f->iw->tcp_retrans++;
-        anomaly(r, ANOM_TCP_RETRANSMIT, !strcmp(n, NOTE_PARTIAL), f, r->frame, 0, seg->payload_len, NULL);
+        anomaly(r, RDMA_REPLAY_ANOM_TCP_RETRANSMIT, !strcmp(n, NOTE_PARTIAL), f, r->frame, 0, seg->payload_len, NULL);
     } else if (!strcmp(n, NOTE_OUT_OF_ORDER)) {
         f->iw->tcp_ooo++;
-        anomaly(r, ANOM_TCP_OUT_OF_ORDER, 0, f, r->frame, 0, seg->payload_len, NULL);
+        anomaly(r, RDMA_REPLAY_ANOM_TCP_OUT_OF_ORDER, 0, f, r->frame, 0, seg->payload_len, NULL);
     } else if (!strcmp(n, NOTE_GAP)) {
         f->iw->tcp_gaps++;
-        anomaly(r, ANOM_TCP_GAP, 0, f, r->frame, 0, 0, NULL);
+        anomaly(r, RDMA_REPLAY_ANOM_TCP_GAP, 0, f, r->frame, 0, 0, NULL);
     }
     return f;
 }
 
 /* The flow of the direction a PDU travelled; NULL when that direction has
  * not carried a frame of its own. */
-static struct flow *flow_of_pdu(struct replay *r, const struct rdma_iwarp_pdu *pdu)
+static struct rdma_replay_flow *flow_of_pdu(struct rdma_replay *r, const struct rdma_iwarp_pdu *pdu)
 {
-    struct flow_key k;
-    flow_key_from_ends(&pdu->ends, &k);
-    return flow_find(&r->flows, &k);
+    struct rdma_replay_key k;
+    replay__flow_key_from_ends(&pdu->ends, &k);
+    return replay__flow_find(&r->flows, &k);
 }
 
-static struct flow *peer_of(struct replay *r, const struct flow *f)
+static struct rdma_replay_flow *peer_of(struct rdma_replay *r, const struct rdma_replay_flow *f)
 {
     return f->peer >= 0 ? flow_at(&r->flows, (uint32_t)f->peer) : NULL;
 }
@@ -169,14 +173,14 @@ static struct flow *peer_of(struct replay *r, const struct flow *f)
 static unsigned untagged_kind(uint8_t opcode)
 {
     switch (opcode) {
-    case RDMA_RDMAP_SEND_INVALIDATE: return KIND_IW_SEND_INV;
-    case RDMA_RDMAP_SEND_SE: return KIND_IW_SEND_SE;
-    case RDMA_RDMAP_SEND_SE_INVALIDATE: return KIND_IW_SEND_SE_INV;
-    case RDMA_RDMAP_IMMEDIATE: return KIND_IW_IMMEDIATE;
-    case RDMA_RDMAP_IMMEDIATE_SE: return KIND_IW_IMMEDIATE_SE;
-    case RDMA_RDMAP_READ_REQUEST: return KIND_IW_READ;
-    case RDMA_RDMAP_ATOMIC_REQUEST: return KIND_IW_ATOMIC;
-    default: return KIND_IW_SEND;
+    case RDMA_RDMAP_SEND_INVALIDATE: return RDMA_REPLAY_KIND_IW_SEND_INV;
+    case RDMA_RDMAP_SEND_SE: return RDMA_REPLAY_KIND_IW_SEND_SE;
+    case RDMA_RDMAP_SEND_SE_INVALIDATE: return RDMA_REPLAY_KIND_IW_SEND_SE_INV;
+    case RDMA_RDMAP_IMMEDIATE: return RDMA_REPLAY_KIND_IW_IMMEDIATE;
+    case RDMA_RDMAP_IMMEDIATE_SE: return RDMA_REPLAY_KIND_IW_IMMEDIATE_SE;
+    case RDMA_RDMAP_READ_REQUEST: return RDMA_REPLAY_KIND_IW_READ;
+    case RDMA_RDMAP_ATOMIC_REQUEST: return RDMA_REPLAY_KIND_IW_ATOMIC;
+    default: return RDMA_REPLAY_KIND_IW_SEND;
     }
 }
 
@@ -191,14 +195,14 @@ static void begin(struct iw_open *o, uint8_t opcode, unsigned kind, const struct
     o->m.t_first = at->t_first;
 }
 
-static void request_segment(struct msg *m, const struct at *at)
+static void request_segment(struct rdma_replay_msg *m, const struct at *at)
 {
     m->req_packets++;
     m->f_req_last = at->last;
     m->t_req_last = at->t_last;
 }
 
-static void sent_segment(struct flow *f, struct iw_open *o, uint32_t payload, const struct at *at)
+static void sent_segment(struct rdma_replay_flow *f, struct iw_open *o, uint32_t payload, const struct at *at)
 {
     request_segment(&o->m, at);
     o->m.bytes += payload;
@@ -208,25 +212,25 @@ static void sent_segment(struct flow *f, struct iw_open *o, uint32_t payload, co
 
 /* A Write, Send or Immediate Data whose last segment arrived: there is no
  * acknowledgement to wait for above TCP. */
-static void complete_sent(struct replay *r, struct flow *f, struct iw_open *o)
+static void complete_sent(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o)
 {
-    struct msg *m = &o->m;
+    struct rdma_replay_msg *m = &o->m;
     o->active = false;
     m->req_done = true;
     m->f_done = m->f_req_last;
     m->t_done = m->t_req_last;
-    msg_finish(r, f, m, MSG_OK);
+    replay__msg_finish(r, f, m, RDMA_REPLAY_MSG_OK);
 }
 
 /* The oldest unanswered Read of the requester's flow for a sink STag, and
  * whether an older unanswered Read stands before it. */
-static struct msg *find_read(struct flow *req, uint32_t stag, bool *skipped)
+static struct rdma_replay_msg *find_read(struct rdma_replay_flow *req, uint32_t stag, bool *skipped)
 {
-    struct chan *c = &req->ch;
+    struct rdma_replay_chan *c = &req->ch;
     *skipped = false;
     for (uint32_t i = 0; i < c->n; i++) {
-        struct msg *m = chan_msg(c, i);
-        if (m->f_done || m->kind != KIND_IW_READ)
+        struct rdma_replay_msg *m = replay__chan_msg(c, i);
+        if (m->f_done || m->kind != RDMA_REPLAY_KIND_IW_READ)
             continue;
         if (m->sink_stag == stag)
             return m;
@@ -235,56 +239,56 @@ static struct msg *find_read(struct flow *req, uint32_t stag, bool *skipped)
     return NULL;
 }
 
-static void finish_read(struct replay *r, struct flow *req, struct msg *m, enum msg_status st,
-                        const struct at *at)
+static void finish_read(struct rdma_replay *r, struct rdma_replay_flow *req, struct rdma_replay_msg *m,
+                        enum rdma_replay_msg_status st, const struct at *at)
 {
-    if (st == MSG_OK) {
+    if (st == RDMA_REPLAY_MSG_OK) {
         m->f_done = at->last;
         m->t_done = at->t_last;
         m->has_latency = !m->partial;
     }
-    msg_finish(r, req, m, st);
-    chan_pop_done(r, req);
+    replay__msg_finish(r, req, m, st);
+    replay__chan_pop_done(r, req);
 }
 
 /* A message cut short by a segment that does not continue it, or by the
  * end of the capture. */
-static void interrupted(struct replay *r, struct flow *f, struct iw_open *o)
+static void interrupted(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o)
 {
     o->active = false;
     if (o->opcode != RDMA_RDMAP_READ_RESPONSE) {
-        msg_finish(r, f, &o->m, MSG_SEGMENTS_MISSING);
+        replay__msg_finish(r, f, &o->m, RDMA_REPLAY_MSG_SEGMENTS_MISSING);
         return;
     }
-    struct flow *req = peer_of(r, f);
+    struct rdma_replay_flow *req = peer_of(r, f);
     bool skipped;
-    struct msg *m = o->matched && req ? find_read(req, o->stag, &skipped) : NULL;
+    struct rdma_replay_msg *m = o->matched && req ? find_read(req, o->stag, &skipped) : NULL;
     if (m)
-        finish_read(r, req, m, MSG_SEGMENTS_MISSING, NULL);
+        finish_read(r, req, m, RDMA_REPLAY_MSG_SEGMENTS_MISSING, NULL);
 }
 
-static void queue_request(struct replay *r, struct flow *f, struct iw_open *o)
+static void queue_request(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o)
 {
     o->active = false;
     o->m.req_done = true;
     f->ch.requests++;
-    struct msg *q = chan_push(r, f);
+    struct rdma_replay_msg *q = replay__chan_push(r, f);
     if (q)
         *q = o->m;
 }
 
-static void read_response(struct replay *r, struct flow *f, struct iw_open *o, const struct rdma_iwarp_fpdu *fp,
-                          bool first, const struct at *at)
+static void read_response(struct rdma_replay *r, struct rdma_replay_flow *f, struct iw_open *o,
+                          const struct rdma_iwarp_fpdu *fp, bool first, const struct at *at)
 {
-    struct flow *req = peer_of(r, f);
+    struct rdma_replay_flow *req = peer_of(r, f);
     bool skipped;
-    struct msg *m = req ? find_read(req, fp->ddp.stag, &skipped) : NULL;
+    struct rdma_replay_msg *m = req ? find_read(req, fp->ddp.stag, &skipped) : NULL;
     if (first) {
         o->matched = m != NULL;
         if (!m)
-            anomaly(r, ANOM_UNMATCHED, UNMATCHED_READ, f, at->first, at->last, 0, NULL);
+            anomaly(r, RDMA_REPLAY_ANOM_UNMATCHED, UNMATCHED_READ, f, at->first, at->last, 0, NULL);
         else if (skipped)
-            anomaly(r, ANOM_OUT_OF_ORDER, 1, f, at->first, m->f_first, 0, NULL);
+            anomaly(r, RDMA_REPLAY_ANOM_OUT_OF_ORDER, 1, f, at->first, m->f_first, 0, NULL);
     }
     f->goodput_bytes += fp->payload_len;
     f->tl_bytes += fp->payload_len;
@@ -294,19 +298,20 @@ static void read_response(struct replay *r, struct flow *f, struct iw_open *o, c
     m->bytes += fp->payload_len;
     if (fp->ddp.last_flag) {
         o->active = false;
-        finish_read(r, req, m, MSG_OK, at);
+        finish_read(r, req, m, RDMA_REPLAY_MSG_OK, at);
     }
 }
 
-static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void tagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                   const struct at *at)
 {
-    struct iw_open *o = &f->iw->tagged;
+    struct iw_open *o = &f->iw_state->tagged;
     uint8_t op = fp->rdmap.opcode;
     bool cont = o->active && o->opcode == op && o->stag == fp->ddp.stag && o->next_off == fp->ddp.tagged_offset;
     if (o->active && !cont)
         interrupted(r, f, o);
     if (!cont) {
-        begin(o, op, op == RDMA_RDMAP_WRITE ? KIND_IW_WRITE : KIND_IW_READ, at);
+        begin(o, op, op == RDMA_RDMAP_WRITE ? RDMA_REPLAY_KIND_IW_WRITE : RDMA_REPLAY_KIND_IW_READ, at);
         o->stag = fp->ddp.stag;
         o->m.va = fp->ddp.tagged_offset;
         o->m.rkey = fp->ddp.stag;
@@ -324,35 +329,39 @@ static void tagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpd
         complete_sent(r, f, o);
 }
 
-static void atomic_response(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void atomic_response(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                            const struct at *at)
 {
-    struct flow *req = peer_of(r, f);
+    struct rdma_replay_flow *req = peer_of(r, f);
     uint32_t id = fp->atomic_resp.original_request_identifier;
-    struct chan *c = req ? &req->ch : NULL;
+    struct rdma_replay_chan *c = req ? &req->ch : NULL;
     for (uint32_t i = 0; c && i < c->n; i++) {
-        struct msg *m = chan_msg(c, i);
-        if (!m->f_done && m->kind == KIND_IW_ATOMIC && m->atomic_id == id) {
+        struct rdma_replay_msg *m = replay__chan_msg(c, i);
+        if (!m->f_done && m->kind == RDMA_REPLAY_KIND_IW_ATOMIC && m->atomic_id == id) {
             m->resp_packets++;
-            finish_read(r, req, m, MSG_OK, at);
+            finish_read(r, req, m, RDMA_REPLAY_MSG_OK, at);
             return;
         }
     }
-    anomaly(r, ANOM_UNMATCHED, UNMATCHED_ATOMIC, f, at->first, at->last, 0, NULL);
+    anomaly(r, RDMA_REPLAY_ANOM_UNMATCHED, UNMATCHED_ATOMIC, f, at->first, at->last, 0, NULL);
 }
 
 /* Layer, error type and code in one anomaly code: 4, 4 and 8 bits. */
-static void terminate(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void terminate(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                      const struct at *at)
 {
     const struct rdma_rdmap_term *t = &fp->term;
     const char *what = NULL;
     if (fp->present & RDMA_IW_TERM_DDP)
         what = rdma_rdmap_opcodes[fp->term_rdmap.opcode & 0xf].name;
     f->iw->terminates++;
-    anomaly(r, ANOM_TERMINATE, (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode,
-            f, at->first, at->last, 0, what);
+    anomaly(r, RDMA_REPLAY_ANOM_TERMINATE,
+            (unsigned)(t->term_layer & 0xf) << 12 | (unsigned)(t->term_etype & 0xf) << 8 | t->term_errcode, f,
+            at->first, at->last, 0, what);
 }
 
-static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_fpdu *fp, const struct at *at)
+static void untagged(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_iwarp_fpdu *fp,
+                     const struct at *at)
 {
     uint8_t op = fp->rdmap.opcode;
     if (op == RDMA_RDMAP_TERMINATE) {
@@ -364,7 +373,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
         return;
     }
     const struct rdma_ddp *d = &fp->ddp;
-    struct iw_open *o = &f->iw->untagged[d->qn % IW_QUEUES];
+    struct iw_open *o = &f->iw_state->untagged[d->qn % IW_QUEUES];
     bool cont = o->active && o->opcode == op && o->m.qn == d->qn && o->m.msn == d->msn && o->next_off == d->mo;
     if (o->active && !cont)
         interrupted(r, f, o);
@@ -375,7 +384,7 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
         o->m.partial = d->mo != 0;
     }
     o->next_off = (uint64_t)d->mo + fp->payload_len;
-    struct msg *m = &o->m;
+    struct rdma_replay_msg *m = &o->m;
     if (op == RDMA_RDMAP_READ_REQUEST) {
         const struct rdma_rdmap_rr *rr = &fp->rr;
         request_segment(m, at);
@@ -412,9 +421,9 @@ static void untagged(struct replay *r, struct flow *f, const struct rdma_iwarp_f
 
 /* ---- PDUs ----------------------------------------------------------------- */
 
-static void mpa(struct replay *r, struct flow *f, const struct rdma_mpa_frame *m)
+static void mpa(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_mpa_frame *m)
 {
-    struct iw_flow *iw = f->iw;
+    struct rdma_replay_iwarp *iw = f->iw;
     iw->mpa_kind = m->kind;
     iw->mpa_frame = r->frame;
     iw->mpa_t = r->t;
@@ -423,16 +432,17 @@ static void mpa(struct replay *r, struct flow *f, const struct rdma_mpa_frame *m
     iw->mpa_crc = m->hdr.crc_flag;
     iw->mpa_reject = m->kind == RDMA_MPA_REPLY && m->hdr.rej_flag;
     if (iw->mpa_reject) {
-        const struct flow *p = peer_of(r, f);
+        const struct rdma_replay_flow *p = peer_of(r, f);
         uint64_t req = p && p->iw->mpa_kind == RDMA_MPA_REQUEST ? p->iw->mpa_frame : 0;
-        anomaly(r, ANOM_MPA_REJECT, 0, f, r->frame, req, 0, NULL);
+        anomaly(r, RDMA_REPLAY_ANOM_MPA_REJECT, 0, f, r->frame, req, 0, NULL);
     }
 }
 
 /* An FPDU of direction f, which the frame of direction fed completed. The
  * other direction's FPDUs come out only when a handshake frame released
  * what it held: all their octets had come by that direction's last frame. */
-static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const struct rdma_iwarp_pdu *pdu)
+static void fpdu(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_replay_flow *fed,
+                 const struct rdma_iwarp_pdu *pdu)
 {
     const struct rdma_iwarp_fpdu *fp = &pdu->fpdu;
     struct at at = {pdu->frame, frame_time(r, pdu->frame), r->frame, r->t};
@@ -442,7 +452,7 @@ static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const
     }
     if (fp->status == RDMA_BAD_CHECKSUM) {
         f->iw->bad_crc++;
-        anomaly(r, ANOM_BAD_MPA_CRC, 0, f, at.first, at.last, fp->wire_len, fp->op ? fp->op->name : NULL);
+        anomaly(r, RDMA_REPLAY_ANOM_BAD_MPA_CRC, 0, f, at.first, at.last, fp->wire_len, fp->op ? fp->op->name : NULL);
         return;
     }
     if (fp->status != RDMA_OK) {
@@ -457,9 +467,9 @@ static void fpdu(struct replay *r, struct flow *f, const struct flow *fed, const
 }
 
 /* A PDU the frame of flow fed released. */
-static void pdu_in(struct replay *r, struct flow *fed, const struct rdma_iwarp_pdu *pdu)
+static void pdu_in(struct rdma_replay *r, struct rdma_replay_flow *fed, const struct rdma_iwarp_pdu *pdu)
 {
-    struct flow *f = flow_of_pdu(r, pdu);
+    struct rdma_replay_flow *f = flow_of_pdu(r, pdu);
     if (!f)
         f = fed;
     switch (pdu->kind) {
@@ -475,7 +485,7 @@ static void pdu_in(struct replay *r, struct flow *fed, const struct rdma_iwarp_p
     }
 }
 
-struct flow *iwarp_frame(struct replay *r, struct rdma_pkt *pkt, const uint8_t *data)
+struct rdma_replay_flow *replay__iwarp_frame(struct rdma_replay *r, struct rdma_pkt *pkt, const uint8_t *data)
 {
     if (!setup(r))
         return NULL;
@@ -483,7 +493,7 @@ struct flow *iwarp_frame(struct replay *r, struct rdma_pkt *pkt, const uint8_t *
     struct rdma_iwarp_pdu pdu;
     r->iw_times[r->frame & (IW_TIMES - 1)] = r->t;
     rdma_iwarp_feed(r->iwarp, pkt, data, r->frame, &seg);
-    struct flow *f = NULL;
+    struct rdma_replay_flow *f = NULL;
     if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg)))
         return NULL;
     while (rdma_iwarp_next(r->iwarp, &pdu)) {
@@ -497,7 +507,7 @@ struct flow *iwarp_frame(struct replay *r, struct rdma_pkt *pkt, const uint8_t *
     return f;
 }
 
-void iwarp_finish(struct replay *r)
+void replay__iwarp_finish(struct rdma_replay *r)
 {
     if (!r->iwarp)
         return;
@@ -506,25 +516,25 @@ void iwarp_finish(struct replay *r)
         if (pdu.status != RDMA_UNSUPPORTED) /* a stream that never showed MPA */
             bad(r, flow_of_pdu(r, &pdu), (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
     for (uint32_t i = 0; i < r->flows.n; i++) {
-        struct flow *f = flow_at(&r->flows, i);
+        struct rdma_replay_flow *f = flow_at(&r->flows, i);
         if (!f->iw)
             continue;
-        if (f->iw->tagged.active)
-            interrupted(r, f, &f->iw->tagged);
+        if (f->iw_state->tagged.active)
+            interrupted(r, f, &f->iw_state->tagged);
         for (unsigned q = 0; q < IW_QUEUES; q++)
-            if (f->iw->untagged[q].active)
-                interrupted(r, f, &f->iw->untagged[q]);
+            if (f->iw_state->untagged[q].active)
+                interrupted(r, f, &f->iw_state->untagged[q]);
     }
     for (uint32_t i = 0; i < r->flows.n; i++) {
-        struct flow *f = flow_at(&r->flows, i);
+        struct rdma_replay_flow *f = flow_at(&r->flows, i);
         if (!f->iw)
             continue;
         for (uint32_t j = 0; j < f->ch.n; j++) {
-            struct msg *m = chan_msg(&f->ch, j);
+            struct rdma_replay_msg *m = replay__chan_msg(&f->ch, j);
             if (!m->f_done)
-                msg_finish(r, f, m, MSG_NO_RESPONSE);
+                replay__msg_finish(r, f, m, RDMA_REPLAY_MSG_NO_RESPONSE);
         }
-        chan_pop_done(r, f);
+        replay__chan_pop_done(r, f);
     }
     rdma_iwarp_stream_free(r->iwarp);
     r->iwarp = NULL;

@@ -15,19 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
 
-void conns_free(struct conns *c)
+void replay__conns_free(struct conns *c)
 {
     free(c->v);
     memset(c, 0, sizeof *c);
 }
 
 /* CM messages are few; the newest connection is the likeliest match. */
-static struct conn *find(struct conns *cs, uint32_t active_comm, uint32_t passive_comm, bool need_passive)
+static struct rdma_replay_conn *find(struct conns *cs, uint32_t active_comm, uint32_t passive_comm, bool need_passive)
 {
     for (uint32_t i = cs->n; i-- > 0;) {
-        struct conn *c = &cs->v[i];
+        struct rdma_replay_conn *c = &cs->v[i];
         if (c->active_comm == active_comm && (!need_passive || (c->have_rep && c->passive_comm == passive_comm)))
             return c;
     }
@@ -35,9 +35,9 @@ static struct conn *find(struct conns *cs, uint32_t active_comm, uint32_t passiv
 }
 
 /* Either side may disconnect: try both orders of the communication IDs. */
-static struct conn *find_either(struct conns *cs, uint32_t local, uint32_t remote)
+static struct rdma_replay_conn *find_either(struct conns *cs, uint32_t local, uint32_t remote)
 {
-    struct conn *c = find(cs, local, remote, true);
+    struct rdma_replay_conn *c = find(cs, local, remote, true);
     return c ? c : find(cs, remote, local, true);
 }
 
@@ -47,14 +47,14 @@ static uint32_t mtu_bytes(unsigned code)
     return code >= 1 && code <= 5 ? 128u << code : 0;
 }
 
-static void req(struct replay *r, const struct rdma_cm_req *m, const struct flow_key *k)
+static void req(struct rdma_replay *r, const struct rdma_cm_req *m, const struct rdma_replay_key *k)
 {
     struct conns *cs = &r->conns;
     if (find(cs, m->localcommid, 0, false))
         return; /* a REQ resent by the CM's own retry timer */
     if (cs->n == cs->cap) {
         uint32_t cap = cs->cap ? cs->cap * 2 : 16;
-        struct conn *v = realloc(cs->v, cap * sizeof *v);
+        struct rdma_replay_conn *v = realloc(cs->v, cap * sizeof *v);
         if (!v) {
             r->oom = true;
             return;
@@ -62,7 +62,7 @@ static void req(struct replay *r, const struct rdma_cm_req *m, const struct flow
         cs->v = v;
         cs->cap = cap;
     }
-    struct conn *c = &cs->v[cs->n++];
+    struct rdma_replay_conn *c = &cs->v[cs->n++];
     memset(c, 0, sizeof *c);
     c->active_to_passive = *k;
     c->active_qpn = m->localqpn;
@@ -74,9 +74,9 @@ static void req(struct replay *r, const struct rdma_cm_req *m, const struct flow
     c->t_req = r->t;
 }
 
-static void expect(struct flow *f, uint32_t psn, uint32_t mtu, unsigned transport, int32_t conn)
+static void expect(struct rdma_replay_flow *f, uint32_t psn, uint32_t mtu, unsigned transport, int32_t conn)
 {
-    struct chan *ch = &f->ch;
+    struct rdma_replay_chan *ch = &f->ch;
     if (!ch->requests) {
         ch->epsn = psn;
         ch->psn_valid = true;
@@ -89,9 +89,9 @@ static void expect(struct flow *f, uint32_t psn, uint32_t mtu, unsigned transpor
     f->conn = conn;
 }
 
-static void rep(struct replay *r, const struct rdma_cm_rep *m, const struct flow_key *k)
+static void rep(struct rdma_replay *r, const struct rdma_cm_rep *m, const struct rdma_replay_key *k)
 {
-    struct conn *c = find(&r->conns, m->remotecommid, 0, false);
+    struct rdma_replay_conn *c = find(&r->conns, m->remotecommid, 0, false);
     if (!c || c->have_rep)
         return;
     c->have_rep = true;
@@ -103,13 +103,13 @@ static void rep(struct replay *r, const struct rdma_cm_rep *m, const struct flow
     /* IBA transport service types 0 RC, 1 UC, 2 RD; the opcode table's
      * transports count the same way. */
     unsigned transport = c->transport <= 2 ? c->transport : RDMA_TRANSPORT_RC;
-    struct flow_key to_passive, to_active;
-    flow_key_reverse(k, c->passive_qpn, &to_passive);
-    flow_key_reverse(&c->active_to_passive, c->active_qpn, &to_active);
+    struct rdma_replay_key to_passive, to_active;
+    replay__flow_key_reverse(k, c->passive_qpn, &to_passive);
+    replay__flow_key_reverse(&c->active_to_passive, c->active_qpn, &to_active);
     c->active_to_passive = to_passive;
     bool created;
-    struct flow *a = flow_get(&r->flows, &to_passive, &created);
-    struct flow *p = a ? flow_get(&r->flows, &to_active, &created) : NULL;
+    struct rdma_replay_flow *a = replay__flow_get(&r->flows, &to_passive, &created);
+    struct rdma_replay_flow *p = a ? replay__flow_get(&r->flows, &to_active, &created) : NULL;
     if (!p) {
         r->oom = true;
         return;
@@ -117,30 +117,30 @@ static void rep(struct replay *r, const struct rdma_cm_rep *m, const struct flow
     int32_t idx = (int32_t)(c - r->conns.v);
     expect(a, c->active_psn, c->mtu, transport, idx);
     expect(p, c->passive_psn, c->mtu, transport, idx);
-    flows_join(&r->flows, a, p, PAIR_CM);
+    replay__flows_join(&r->flows, a, p, RDMA_REPLAY_PAIR_CM);
 }
 
-static void rej(struct replay *r, const struct rdma_cm_rej *m)
+static void rej(struct rdma_replay *r, const struct rdma_cm_rej *m)
 {
     /* The passive side rejects a REQ (remote ID = the active's), or the
      * active side rejects a REP. */
-    struct conn *c = find(&r->conns, m->remotecommid, 0, false);
+    struct rdma_replay_conn *c = find(&r->conns, m->remotecommid, 0, false);
     if (!c)
         c = find(&r->conns, m->localcommid, 0, false);
-    struct anom_event ev = {.frame = {r->frame, c ? c->f_req : 0, 0}, .t = r->t, .value = m->reason};
+    struct rdma_replay_event ev = {.frame = {r->frame, c ? c->f_req : 0, 0}, .t = r->t, .value = m->reason};
     if (c) {
         c->f_rej = r->frame;
         c->rej_reason = m->reason;
     }
-    if (!anomaly_add(&r->anomalies, ANOM_CM_REJ, m->reason, -1, 1, &ev))
+    if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_CM_REJ, m->reason, -1, 1, &ev))
         r->oom = true;
 }
 
-void cm_message(struct replay *r, const struct rdma_pkt *pkt, const struct flow_key *k)
+void replay__cm_message(struct rdma_replay *r, const struct rdma_pkt *pkt, const struct rdma_replay_key *k)
 {
     const struct rdma_cm *cm = &pkt->cm;
-    struct conn *c;
-    r->cm_messages++;
+    struct rdma_replay_conn *c;
+    r->tot.cm_messages++;
     switch (cm->attr) {
     case RDMA_CM_REQ:
         req(r, &cm->u.req, k);

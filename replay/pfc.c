@@ -3,27 +3,27 @@
  *
  * A pause time is in quanta of 512 bit times, so its duration depends on the
  * link speed (5.12 ns per quantum at 100 Gb/s), which the capture does not
- * record: --link-speed gives it. A new frame for a priority restarts its
- * timer (it replaces, not adds to, the time left) and a zero time resumes at
- * once (802.1Q-2018 36.1.3.2), so the time paused is the union of the
- * [t, t + duration) intervals cut short by later frames.
+ * record: the configuration's link_bps gives it. A new frame for a priority
+ * restarts its timer (it replaces, not adds to, the time left) and a zero
+ * time resumes at once (802.1Q-2018 36.1.3.2), so the time paused is the
+ * union of the [t, t + duration) intervals cut short by later frames.
  * PAUSE frames stop every priority; they are kept as priority "all".
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "internal.h"
 
 #define PFC_PRIORITIES 8
 #define QUANTUM_BITS 512u
 
-void pfc_free(struct pfc_table *t)
+void replay__pfc_free(struct pfc_table *t)
 {
     free(t->v);
     memset(t, 0, sizeof *t);
 }
 
-static struct pfc_prio *entry(struct replay *r, const uint8_t mac[6], unsigned prio)
+static struct rdma_replay_pfc *entry(struct rdma_replay *r, const uint8_t mac[6], unsigned prio)
 {
     struct pfc_table *t = &r->pfc;
     for (uint32_t i = 0; i < t->n; i++)
@@ -31,13 +31,13 @@ static struct pfc_prio *entry(struct replay *r, const uint8_t mac[6], unsigned p
             return &t->v[i];
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 16;
-        struct pfc_prio *v = realloc(t->v, cap * sizeof *v);
+        struct rdma_replay_pfc *v = realloc(t->v, cap * sizeof *v);
         if (!v)
             return NULL;
         t->v = v;
         t->cap = cap;
     }
-    struct pfc_prio *e = &t->v[t->n++];
+    struct rdma_replay_pfc *e = &t->v[t->n++];
     memset(e, 0, sizeof *e);
     memcpy(e->mac, mac, 6);
     e->prio = (uint8_t)prio;
@@ -45,9 +45,9 @@ static struct pfc_prio *entry(struct replay *r, const uint8_t mac[6], unsigned p
     return e;
 }
 
-uint64_t pfc_quanta_ns(const struct replay *r, uint64_t quanta)
+uint64_t replay__pfc_quanta_ns(const struct rdma_replay *r, uint64_t quanta)
 {
-    return quanta * QUANTUM_BITS * 1000000000u / r->opts->link_bps;
+    return quanta * QUANTUM_BITS * 1000000000u / r->cfg.link_bps;
 }
 
 /* Part of [a, b) inside [lo, hi). */
@@ -58,7 +58,7 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
 }
 
 /* End the pause run at `end` (its timer ran out, or a frame cut it). */
-static void run_end(struct replay *r, struct pfc_prio *e, uint64_t end)
+static void run_end(struct rdma_replay *r, struct rdma_replay_pfc *e, uint64_t end)
 {
     uint64_t len = end > e->run_start ? end - e->run_start : 0;
     e->paused_ns += len;
@@ -66,19 +66,19 @@ static void run_end(struct replay *r, struct pfc_prio *e, uint64_t end)
         e->longest_ns = len;
     e->paused = false;
     if (r->timeline) {
-        uint64_t lo = r->tl_interval * r->opts->interval_ns;
-        e->tl_paused_ns += overlap(e->run_start, end, lo, lo + r->opts->interval_ns);
+        uint64_t lo = r->tl_interval * r->cfg.interval_ns;
+        e->tl_paused_ns += overlap(e->run_start, end, lo, lo + r->cfg.interval_ns);
     }
 }
 
-static void pause(struct replay *r, const uint8_t mac[6], unsigned prio, uint16_t quanta)
+static void pause(struct rdma_replay *r, const uint8_t mac[6], unsigned prio, uint16_t quanta)
 {
-    struct pfc_prio *e = entry(r, mac, prio);
+    struct rdma_replay_pfc *e = entry(r, mac, prio);
     if (!e) {
         r->oom = true;
         return;
     }
-    uint64_t t = r->t, ns = pfc_quanta_ns(r, quanta);
+    uint64_t t = r->t, ns = replay__pfc_quanta_ns(r, quanta);
     e->frames++;
     e->last_frame = r->frame;
     e->tl_frames++;
@@ -97,12 +97,12 @@ static void pause(struct replay *r, const uint8_t mac[6], unsigned prio, uint16_
         e->run_start = t;
     }
     e->paused_until = t + ns;
-    struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = t, .value = ns, .psn = quanta};
-    if (!anomaly_add(&r->anomalies, ANOM_PFC_PAUSE, prio, -1, 1, &ev))
+    struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .t = t, .value = ns, .psn = quanta};
+    if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_PFC_PAUSE, prio, -1, 1, &ev))
         r->oom = true;
 }
 
-void pfc_frame(struct replay *r, const struct rdma_pkt *pkt)
+void replay__pfc_frame(struct rdma_replay *r, const struct rdma_pkt *pkt)
 {
     static const uint8_t none[6];
     const uint8_t *mac = pkt->present & RDMA_HDR_ETH ? pkt->eth.src
@@ -119,7 +119,7 @@ void pfc_frame(struct replay *r, const struct rdma_pkt *pkt)
 }
 
 /* The paused time of the open interval [lo, hi) for runs still going. */
-uint64_t pfc_interval_paused(const struct pfc_prio *e, uint64_t lo, uint64_t hi)
+uint64_t replay__pfc_interval_paused(const struct rdma_replay_pfc *e, uint64_t lo, uint64_t hi)
 {
     uint64_t in = e->tl_paused_ns;
     if (e->paused)
@@ -128,7 +128,7 @@ uint64_t pfc_interval_paused(const struct pfc_prio *e, uint64_t lo, uint64_t hi)
 }
 
 /* End of capture: a pause in force runs to the end of its timer. */
-void pfc_finish(struct replay *r)
+void replay__pfc_finish(struct rdma_replay *r)
 {
     for (uint32_t i = 0; i < r->pfc.n; i++)
         if (r->pfc.v[i].paused)

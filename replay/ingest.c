@@ -12,16 +12,16 @@
  *                              is not MPA counts as other traffic
  *   anything else           -> counted as other traffic
  */
-#include "replay.h"
+#include "internal.h"
 
 #define ECN_CE 3
 #define QP1 1
 
-static void bad_frame(struct replay *r, const char *reason, enum rdma_status st)
+static void bad_frame(struct rdma_replay *r, const char *reason, enum rdma_status st)
 {
-    r->bad_frames++;
-    struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .text = reason};
-    if (!anomaly_add(&r->anomalies, ANOM_BAD_FRAME, st, -1, 1, &ev))
+    r->tot.bad_frames++;
+    struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .text = reason};
+    if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_BAD_FRAME, st, -1, 1, &ev))
         r->oom = true;
 }
 
@@ -36,15 +36,15 @@ static bool congestion_experienced(const struct rdma_pkt *pkt)
     return false;
 }
 
-static void note(struct replay *r, unsigned kind, struct flow *f, uint64_t value)
+static void note(struct rdma_replay *r, unsigned kind, struct rdma_replay_flow *f, uint64_t value)
 {
-    struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .value = value};
-    if (!anomaly_add(&r->anomalies, kind, 0, (int32_t)(f->id - 1), 1, &ev))
+    struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .value = value};
+    if (!replay__anomaly_add(&r->anomalies, kind, 0, (int32_t)(f->id - 1), 1, &ev))
         r->oom = true;
 }
 
 /* A CNP is addressed to the QP whose sending is to slow down. */
-static void cnp(struct replay *r, struct flow *f)
+static void cnp(struct rdma_replay *r, struct rdma_replay_flow *f)
 {
     uint64_t gap = f->cnp ? (r->t > f->cnp_last_t ? r->t - f->cnp_last_t : 0) : 0;
     if (f->cnp && (f->cnp == 1 || gap < f->cnp_min_gap))
@@ -52,28 +52,28 @@ static void cnp(struct replay *r, struct flow *f)
     f->cnp++;
     f->cnp_last_t = r->t;
     f->tl_cnp++;
-    note(r, ANOM_CNP, f, gap);
+    note(r, RDMA_REPLAY_ANOM_CNP, f, gap);
 }
 
-void flow_count_frame(struct replay *r, struct flow *f, const struct rdma_pkt *pkt)
+void replay__flow_count_frame(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_pkt *pkt)
 {
     f->packets++;
     f->wire_bytes += pkt->wire_len;
     f->last_t = r->t;
     f->last_frame = r->frame;
     f->tl_packets++;
-    timeline_touch(r, f);
+    replay__timeline_touch(r, f);
 }
 
-static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
+static void replay_transport(struct rdma_replay *r, const struct rdma_pkt *pkt)
 {
-    struct flow_key k;
-    if (!flow_key_from_pkt(pkt, &k)) {
-        r->other_frames++;
+    struct rdma_replay_key k;
+    if (!replay__flow_key_from_pkt(pkt, &k)) {
+        r->tot.other_frames++;
         return;
     }
     bool created;
-    struct flow *f = flow_get(&r->flows, &k, &created);
+    struct rdma_replay_flow *f = replay__flow_get(&r->flows, &k, &created);
     if (!f) {
         r->oom = true;
         return;
@@ -87,24 +87,24 @@ static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
     } else if (f->transport == RDMA_TRANSPORT_CNP) {
         f->transport = op->transport; /* the flow began with a CNP */
     }
-    flow_count_frame(r, f, pkt);
+    replay__flow_count_frame(r, f, pkt);
     if (pkt->status == RDMA_BAD_ICRC || pkt->status == RDMA_BAD_VCRC) {
         /* The receiving adapter drops it: count it, do not deliver it. */
         f->bad_icrc++;
-        struct anom_event ev = {.frame = {r->frame, 0, 0}, .t = r->t, .psn = pkt->bth.psn,
-                                .psn_end = pkt->bth.psn, .text = pkt->reason};
-        if (!anomaly_add(&r->anomalies, ANOM_BAD_ICRC, pkt->status, (int32_t)(f->id - 1), 1, &ev))
+        struct rdma_replay_event ev = {
+            .frame = {r->frame, 0, 0}, .t = r->t, .psn = pkt->bth.psn, .psn_end = pkt->bth.psn, .text = pkt->reason};
+        if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_BAD_ICRC, pkt->status, (int32_t)(f->id - 1), 1, &ev))
             r->oom = true;
         return;
     }
     if (congestion_experienced(pkt)) {
         f->ecn_ce++;
         f->tl_ce++;
-        note(r, ANOM_ECN_CE, f, 0);
+        note(r, RDMA_REPLAY_ANOM_ECN_CE, f, 0);
     }
     if (pkt->bth.fecn) {
         f->fecn++;
-        note(r, ANOM_FECN, f, 0);
+        note(r, RDMA_REPLAY_ANOM_FECN, f, 0);
     }
     if (op->flags & RDMA_OPF_CNP) {
         cnp(r, f);
@@ -114,25 +114,25 @@ static void replay_transport(struct replay *r, const struct rdma_pkt *pkt)
         f->src_qpn = pkt->deth.srcqp;
         f->src_qpn_known = true;
         if (f->peer < 0) {
-            struct flow_key back;
-            flow_key_reverse(&k, f->src_qpn, &back);
-            struct flow *b = flow_find(&r->flows, &back);
-            if (b && b->peer < 0 && b->src_qpn_known && b->src_qpn == flow_key_qpn(&k))
-                flows_join(&r->flows, f, b, PAIR_DETH);
+            struct rdma_replay_key back;
+            replay__flow_key_reverse(&k, f->src_qpn, &back);
+            struct rdma_replay_flow *b = replay__flow_find(&r->flows, &back);
+            if (b && b->peer < 0 && b->src_qpn_known && b->src_qpn == rdma_replay_key_qpn(&k))
+                replay__flows_join(&r->flows, f, b, RDMA_REPLAY_PAIR_DETH);
         }
     }
     if (pkt->present & RDMA_HDR_MAD) {
         /* Management datagrams (QP0, QP1) are the fabric's, not messages
          * of the applications: counted, and CM read for pairing. */
-        r->mgmt_frames++;
+        r->tot.mgmt_frames++;
         if (pkt->present & RDMA_HDR_CM)
-            cm_message(r, pkt, &k);
+            replay__cm_message(r, pkt, &k);
         return;
     }
     if (op->flags & RDMA_OPF_REQUEST)
-        chan_request(r, f, pkt);
+        replay__chan_request(r, f, pkt);
     else if (op->flags & RDMA_OPF_RESPONSE)
-        chan_response(r, f, pkt);
+        replay__chan_response(r, f, pkt);
 }
 
 static bool carries_tcp(const struct rdma_pkt *pkt)
@@ -142,18 +142,18 @@ static bool carries_tcp(const struct rdma_pkt *pkt)
     return (pkt->present & RDMA_HDR_IPV6) && pkt->ipv6.nxt == RDMA_IP_PROTO_TCP;
 }
 
-static void tcp_segment(struct replay *r, struct rdma_pkt *pkt, const uint8_t *data)
+static void tcp_segment(struct rdma_replay *r, struct rdma_pkt *pkt, const uint8_t *data)
 {
-    struct flow *f = iwarp_frame(r, pkt, data);
+    struct rdma_replay_flow *f = replay__iwarp_frame(r, pkt, data);
     if (!f) {
-        r->other_frames++;
+        r->tot.other_frames++;
         return;
     }
-    r->rdma_frames++;
+    r->tot.rdma_frames++;
     if (congestion_experienced(pkt)) {
         f->ecn_ce++;
         f->tl_ce++;
-        note(r, ANOM_ECN_CE, f, 0);
+        note(r, RDMA_REPLAY_ANOM_ECN_CE, f, 0);
     }
 }
 
@@ -165,11 +165,11 @@ static bool snapped(const struct rdma_pkt *pkt)
            pkt->payload && pkt->frame_len < pkt->wire_len;
 }
 
-void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
+static void ingest(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
 {
-    r->frames++;
-    r->wire_bytes += pkt->wire_len;
-    timeline_advance(r);
+    r->tot.frames++;
+    r->tot.wire_bytes += pkt->wire_len;
+    replay__timeline_advance(r);
     switch (pkt->proto) {
     case RDMA_PROTO_OTHER:
         /* cut or broken before it could be recognised: still a bad frame */
@@ -178,22 +178,22 @@ void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, c
         else if (st == RDMA_OK && carries_tcp(pkt))
             tcp_segment(r, pkt, data);
         else
-            r->other_frames++;
+            r->tot.other_frames++;
         return;
     case RDMA_PROTO_PFC:
     case RDMA_PROTO_PAUSE:
-        r->rdma_frames++;
+        r->tot.rdma_frames++;
         if (st != RDMA_OK)
             bad_frame(r, pkt->reason, st);
         else
-            pfc_frame(r, pkt);
+            replay__pfc_frame(r, pkt);
         return;
     default:
         break;
     }
-    r->rdma_frames++;
+    r->tot.rdma_frames++;
     if (st == RDMA_TRUNCATED && snapped(pkt)) {
-        r->snapped_frames++;
+        r->tot.snapped_frames++;
     } else if (st == RDMA_BAD_ICRC || st == RDMA_BAD_VCRC) {
         /* replay_transport() attributes it to its flow */
     } else if (st != RDMA_OK) {
@@ -205,4 +205,26 @@ void replay_frame(struct replay *r, struct rdma_pkt *pkt, enum rdma_status st, c
         return;
     }
     replay_transport(r, pkt);
+}
+
+bool rdma_replay_frame(struct rdma_replay *r, int64_t sec, int64_t nsec, struct rdma_pkt *pkt,
+                       enum rdma_status st, const uint8_t *data)
+{
+    if (r->oom)
+        return false;
+    /* the widths libpcap gives them: seconds signed, the fraction below 1e9 */
+    uint64_t s = (uint64_t)sec, ns = (uint32_t)nsec;
+    uint64_t t = s * 1000000000u + ns;
+    if (!r->have_t0) {
+        r->have_t0 = true;
+        r->t0 = t;
+        r->tot.t0_sec = s;
+        r->tot.t0_nsec = ns;
+    }
+    r->frame++;
+    r->t = t > r->t0 ? t - r->t0 : 0;
+    if (r->t > r->tot.t_last)
+        r->tot.t_last = r->t;
+    ingest(r, pkt, st, data);
+    return !r->oom;
 }
