@@ -72,6 +72,7 @@ struct cfg_dcqcn {
     uint64_t rai, rhai;       /* additive and hyper increase, bits per second */
     uint64_t min_rate;
     struct cfg_pos min_rate_pos; /* when set in the file */
+    bool clamp_target;        /* RT = RC on every CNP (the paper) */
     uint8_t cnp_dscp;
 };
 

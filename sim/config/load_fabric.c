@@ -323,8 +323,8 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
 {
     static const char *const keys[] = {"enable", "g", "cnp_interval", "timer", "alpha_timer",
                                        "byte_counter", "f", "rai", "rhai", "min_rate",
-                                       "cnp_dscp", NULL};
-    struct fy_node *v[12];
+                                       "cnp_dscp", "clamp_target", NULL};
+    struct fy_node *v[13];
     if (!sim__fields(L, map, "dcqcn", keys, v))
         return false;
     if (v[0] && !sim__get_bool(L, v[0], "dcqcn enable", &d->enable))
@@ -360,6 +360,8 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
             return false;
         d->cnp_dscp = (uint8_t)x;
     }
+    if (v[11] && !sim__get_bool(L, v[11], "dcqcn clamp_target", &d->clamp_target))
+        return false;
     return true;
 }
 
