@@ -76,12 +76,26 @@ struct cfg_dcqcn {
     uint8_t cnp_dscp;
 };
 
+/* DCTCP's rule applied to RoCE, as HPCC's ns-3 simulator does it
+ * (rdma-hw.cc, HandleAckDctcp): the responder echoes CE in the ACKs, the
+ * requester estimates the fraction marked once per round trip. */
+struct cfg_dctcp {
+    double g;          /* alpha gain (DCTCP: 1/16) */
+    uint64_t rai;      /* additive increase per round trip without marks */
+    uint64_t min_rate;
+};
+
+/* The congestion control a NIC runs (nic.cc). */
+enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE };
+
 struct cfg_nic_fabric {
+    uint8_t cc;         /* enum cfg_cc */
     bool vlan;          /* 802.1Q priority tag (VID 0) with the PCP of the frame's DSCP */
     bool pfc;           /* honour PFC, and send it when the receive buffer fills */
     uint64_t rx_rate;   /* bits/s the NIC takes frames in at; 0: as they arrive */
     uint64_t rx_buffer; /* bytes */
     struct cfg_dcqcn dcqcn;
+    struct cfg_dctcp dctcp;
 };
 
 struct cfg_fault {

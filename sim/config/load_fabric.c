@@ -52,6 +52,14 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .min_rate = 100 * 1000 * 1000,
             .cnp_dscp = 48,
         },
+        /* DCTCP (Alizadeh et al., SIGCOMM 2010): g = 1/16; the increase
+         * per round trip and the floor are HPCC's simulator's (1 Gb/s,
+         * and DCQCN's minimum rate) */
+        .dctcp = {
+            .g = 1.0 / 16,
+            .rai = 1000 * 1000 * 1000,
+            .min_rate = 100 * 1000 * 1000,
+        },
     };
 }
 
@@ -379,7 +387,33 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
     }
     if (v[3] && !sim__get_size(L, v[3], "nic rx_buffer", 1, UINT64_C(1) << 40, &n->rx_buffer))
         return false;
-    return !v[4] || dcqcn(L, v[4], &n->dcqcn);
+    if (v[4] && !dcqcn(L, v[4], &n->dcqcn))
+        return false;
+    if (v[5]) {
+        char buf[32];
+        static const char *const names[] = {"dcqcn", "dctcp", "none"};
+        if (!sim__scalar(L, v[5], "nic cc", buf, sizeof buf))
+            return false;
+        unsigned i;
+        for (i = 0; i < 3 && strcmp(buf, names[i]); i++)
+            ;
+        if (i == 3)
+            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, none", buf);
+        n->cc = (uint8_t)i;
+    }
+    if (v[6]) {
+        static const char *const keys[] = {"g", "rai", "min_rate", NULL};
+        struct fy_node *dv[4];
+        if (!sim__fields(L, v[6], "dctcp", keys, dv))
+            return false;
+        if (dv[0] && !get_fraction(L, dv[0], "dctcp g", 1e-6, 1, &n->dctcp.g))
+            return false;
+        if (dv[1] && !sim__get_rate(L, dv[1], "dctcp rai", &n->dctcp.rai))
+            return false;
+        if (dv[2] && !sim__get_rate(L, dv[2], "dctcp min_rate", &n->dctcp.min_rate))
+            return false;
+    }
+    return true;
 }
 
 /* ---- the priority map, the monitor, faults -------------------------------------- */

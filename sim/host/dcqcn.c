@@ -32,9 +32,11 @@ static double line_rate(const struct sim_qp *qp) { return (double)qp->nic->port-
 
 void sim__dcqcn_init(struct sim_qp *qp)
 {
-    if (!params(qp)->enable)
+    uint8_t kind = qp->p->fab.cc;
+    if (kind == CFG_CC_NONE || (kind == CFG_CC_DCQCN && !params(qp)->enable))
         return;
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
+    cc->dctcp = kind == CFG_CC_DCTCP;
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
     cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;
@@ -60,6 +62,10 @@ void sim__dcqcn_ce(struct sim_qp *qp)
     struct sim_dcqcn *cc = qp->cc;
     if (!cc)
         return;
+    if (cc->dctcp) {
+        qp->ce_echo = true; /* echoed in the next acknowledgement */
+        return;
+    }
     sim_time_t now = sim__qp_now(qp);
     if (cc->last_cnp != SIM_TIME_NEVER && now - cc->last_cnp < params(qp)->cnp_interval)
         return;
@@ -70,7 +76,7 @@ void sim__dcqcn_ce(struct sim_qp *qp)
 void sim__dcqcn_cnp(struct sim_qp *qp)
 {
     struct sim_dcqcn *cc = qp->cc;
-    if (!cc)
+    if (!cc || cc->dctcp)
         return;
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
@@ -139,6 +145,8 @@ void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire)
     if (!cc->limited)
         return;
     qp->next_tx = sim__qp_now(qp) + (sim_time_t)((double)wire * 8e12 / cc->rc);
+    if (cc->dctcp)
+        return;
     cc->bytes += wire;
     uint64_t b = params(qp)->byte_counter;
     if (cc->bytes >= b) {

@@ -350,9 +350,11 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
             sim__resp_receive(qp, &pkt);
             if (qp->ooo)
                 drain(nic, qp);
-        }
-        else
+        } else {
+            if (qp->cc && qp->cc->dctcp && (pkt.present & RDMA_HDR_AETH))
+                sim__dctcp_ack(qp, pkt.bth.psn, pkt.bth.becn);
             sim__comp_receive(qp, &pkt);
+        }
     }
     sim__frame_free(&n->net->pool, f);
 }

@@ -305,7 +305,10 @@ static enum resp_state acknowledge(struct resp_ctx *c)
         return RESP_DONE;
     }
     qp->unacked++;
-    if (c->pkt->bth.a || (qp->p->ack_coalesce && qp->unacked >= qp->p->ack_coalesce)) {
+    /* DCTCP's estimate wants an acknowledgement per packet, as HPCC's
+     * simulator sends them */
+    uint32_t every = qp->cc && qp->cc->dctcp ? 1 : qp->p->ack_coalesce;
+    if (c->pkt->bth.a || (every && qp->unacked >= every)) {
         queue_ack(qp, SYN_ACK, c->psn);
         qp->unacked = 0;
     }
@@ -440,6 +443,9 @@ bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt)
     case RESP_ACK:
         rdma_pkt_set_opcode(pkt, opc->ack);
         pkt->aeth.syndrome = it->syndrome;
+        /* DCTCP's congestion echo: BECN, which the ICRC does not cover */
+        pkt->bth.becn = qp->ce_echo;
+        qp->ce_echo = false;
         break;
     case RESP_ATOMIC:
         rdma_pkt_set_opcode(pkt, opc->atomic_ack);

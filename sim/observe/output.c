@@ -219,10 +219,13 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
     fprintf(f, "{\"mtu\": %u, \"ack_coalesce\": %u, \"ack_request_every\": %u, "
                "\"max_rd_atomic\": %u, \"timeout\": \"%s\", \"retry_count\": %u, "
                "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u, "
-               "\"ooo\": %s, \"ooo_window\": \"%s\"}",
+               "\"ooo\": %s, \"ooo_window\": \"%s\", \"cc\": \"%s\"}",
             n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
             n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
-            n->ooo ? "true" : "false", w);
+            n->ooo ? "true" : "false", w,
+            n->fab.cc == CFG_CC_DCTCP                              ? "dctcp"
+            : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
+                                                                   : "dcqcn");
 }
 
 bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap)
