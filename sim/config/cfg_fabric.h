@@ -85,8 +85,19 @@ struct cfg_dctcp {
     uint64_t min_rate;
 };
 
+/* TIMELY (Mittal et al., SIGCOMM 2015): the rate from round-trip times
+ * and their gradient. */
+struct cfg_timely {
+    double alpha;            /* EWMA weight of the RTT difference */
+    double beta;             /* multiplicative decrease factor */
+    sim_time_t t_low, t_high; /* RTT thresholds */
+    sim_time_t min_rtt;      /* normalizes the gradient */
+    uint64_t rai;            /* additive increase (delta) */
+    uint64_t min_rate;
+};
+
 /* The congestion control a NIC runs (nic.cc). */
-enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE };
+enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY };
 
 struct cfg_nic_fabric {
     uint8_t cc;         /* enum cfg_cc */
@@ -96,6 +107,7 @@ struct cfg_nic_fabric {
     uint64_t rx_buffer; /* bytes */
     struct cfg_dcqcn dcqcn;
     struct cfg_dctcp dctcp;
+    struct cfg_timely timely;
 };
 
 struct cfg_fault {

@@ -60,6 +60,17 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .rai = 1000 * 1000 * 1000,
             .min_rate = 100 * 1000 * 1000,
         },
+        /* TIMELY's paper (section 5): alpha 0.875, beta 0.8, T_low 50 us,
+         * T_high 500 us, minimum RTT 20 us, delta 10 Mb/s */
+        .timely = {
+            .alpha = 0.875,
+            .beta = 0.8,
+            .t_low = 50 * SIM_US,
+            .t_high = 500 * SIM_US,
+            .min_rtt = 20 * SIM_US,
+            .rai = 10 * 1000 * 1000,
+            .min_rate = 100 * 1000 * 1000,
+        },
     };
 }
 
@@ -391,14 +402,14 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
         return false;
     if (v[5]) {
         char buf[32];
-        static const char *const names[] = {"dcqcn", "dctcp", "none"};
+        static const char *const names[] = {"dcqcn", "dctcp", "none", "timely"};
         if (!sim__scalar(L, v[5], "nic cc", buf, sizeof buf))
             return false;
         unsigned i;
-        for (i = 0; i < 3 && strcmp(buf, names[i]); i++)
+        for (i = 0; i < 4 && strcmp(buf, names[i]); i++)
             ;
-        if (i == 3)
-            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, none", buf);
+        if (i == 4)
+            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, timely, none", buf);
         n->cc = (uint8_t)i;
     }
     if (v[6]) {
@@ -411,6 +422,31 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
         if (dv[1] && !sim__get_rate(L, dv[1], "dctcp rai", &n->dctcp.rai))
             return false;
         if (dv[2] && !sim__get_rate(L, dv[2], "dctcp min_rate", &n->dctcp.min_rate))
+            return false;
+    }
+    if (v[7]) {
+        static const char *const keys[] = {"alpha", "beta", "t_low", "t_high", "min_rtt", "rai",
+                                           "min_rate", NULL};
+        struct fy_node *tv[8];
+        struct cfg_timely *t = &n->timely;
+        if (!sim__fields(L, v[7], "timely", keys, tv))
+            return false;
+        if (tv[0] && !get_fraction(L, tv[0], "timely alpha", 1e-6, 1, &t->alpha))
+            return false;
+        if (tv[1] && !get_fraction(L, tv[1], "timely beta", 1e-6, 1, &t->beta))
+            return false;
+        sim_time_t *times[] = {&t->t_low, &t->t_high, &t->min_rtt};
+        const char *tn[] = {"timely t_low", "timely t_high", "timely min_rtt"};
+        for (int i = 0; i < 3; i++)
+            if (tv[2 + i] && !sim__get_time(L, tv[2 + i], tn[i], times[i]))
+                return false;
+        if (!t->min_rtt)
+            return sim__fail(L, tv[4], "timely min_rtt: must be above zero");
+        if (t->t_high <= t->t_low)
+            return sim__fail(L, tv[3] ? tv[3] : tv[2], "timely: t_high must lie above t_low");
+        if (tv[5] && !sim__get_rate(L, tv[5], "timely rai", &t->rai))
+            return false;
+        if (tv[6] && !sim__get_rate(L, tv[6], "timely min_rate", &t->min_rate))
             return false;
     }
     return true;

@@ -37,6 +37,9 @@ void sim__dcqcn_init(struct sim_qp *qp)
         return;
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
     cc->dctcp = kind == CFG_CC_DCTCP;
+    cc->timely = kind == CFG_CC_TIMELY;
+    if (cc->timely)
+        cc->sent = sim__xcalloc(SIM_TIMELY_RING, sizeof *cc->sent);
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
     cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;
@@ -66,6 +69,8 @@ void sim__dcqcn_ce(struct sim_qp *qp)
         qp->ce_echo = true; /* echoed in the next acknowledgement */
         return;
     }
+    if (cc->timely)
+        return; /* TIMELY reads delay, not marks */
     sim_time_t now = sim__qp_now(qp);
     if (cc->last_cnp != SIM_TIME_NEVER && now - cc->last_cnp < params(qp)->cnp_interval)
         return;
@@ -76,7 +81,7 @@ void sim__dcqcn_ce(struct sim_qp *qp)
 void sim__dcqcn_cnp(struct sim_qp *qp)
 {
     struct sim_dcqcn *cc = qp->cc;
-    if (!cc || cc->dctcp)
+    if (!cc || cc->dctcp || cc->timely)
         return;
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
@@ -145,7 +150,7 @@ void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire)
     if (!cc->limited)
         return;
     qp->next_tx = sim__qp_now(qp) + (sim_time_t)((double)wire * 8e12 / cc->rc);
-    if (cc->dctcp)
+    if (cc->dctcp || cc->timely)
         return;
     cc->bytes += wire;
     uint64_t b = params(qp)->byte_counter;

@@ -15,6 +15,7 @@
 struct sim_qp;
 struct sim_dcqcn {
     bool dctcp;           /* DCTCP's rule (dctcp.c) instead of DCQCN's */
+    bool timely;          /* TIMELY's (timely.c) */
     double rc, rt, alpha; /* current and target rate (bits/s), alpha */
     uint64_t bytes;       /* sent since the last byte-counter step */
     uint32_t t, bc;       /* timer and byte-counter steps since the last cut */
@@ -28,7 +29,21 @@ struct sim_dcqcn {
      * congestion window reduced state (one cut per round trip) */
     uint32_t ecn_acks, batch, update_psn, cwr_psn;
     bool started, cwr;
+    /* TIMELY: when recent PSNs were sent, the smoothed RTT difference,
+     * the last RTT, and round trips in a row without a decrease */
+    struct sim_timely_sent *sent;
+    double rtt_diff;
+    sim_time_t last_rtt;
+    uint32_t stage;
 };
+struct sim_timely_sent {
+    uint32_t psn;
+    sim_time_t at;
+};
+#define SIM_TIMELY_RING 4096 /* PSNs whose send times are kept */
+/* TIMELY at the requester: request psn leaves now; an ACK of psn arrived. */
+void sim__timely_sent(struct sim_qp *qp, uint32_t psn);
+void sim__timely_ack(struct sim_qp *qp, uint32_t psn);
 /* DCTCP at the requester: an acknowledgement of psn arrived, with the
  * congestion echo (BECN) or not. */
 void sim__dctcp_ack(struct sim_qp *qp, uint32_t psn, bool echo);

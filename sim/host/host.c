@@ -243,6 +243,8 @@ static void host_fini(struct sim_component *c)
 {
     struct sim_host *h = (struct sim_host *)c;
     for (uint32_t i = 0; i < h->nic.nqps; i++) {
+        if (h->nic.qps[i]->cc)
+            free(h->nic.qps[i]->cc->sent);
         free(h->nic.qps[i]->cc);
         sim__qp_fini(h->nic.qps[i]);
     }

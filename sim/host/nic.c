@@ -197,6 +197,8 @@ static void pull(struct sim_nic *nic)
         }
         struct sim_frame *f = nic->transport->frame(nic, qp, &pkt);
         assert(f);
+        if (request && qp->cc && qp->cc->timely)
+            sim__timely_sent(qp, pkt.bth.psn);
         if (request && qp->rto_resend) {
             f->flags |= SIM_FRAME_RTO;
             f->aux = qp->max_psn;
@@ -353,6 +355,8 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
         } else {
             if (qp->cc && qp->cc->dctcp && (pkt.present & RDMA_HDR_AETH))
                 sim__dctcp_ack(qp, pkt.bth.psn, pkt.bth.becn);
+            else if (qp->cc && qp->cc->timely && (pkt.present & RDMA_HDR_AETH))
+                sim__timely_ack(qp, pkt.bth.psn);
             sim__comp_receive(qp, &pkt);
         }
     }

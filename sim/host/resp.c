@@ -305,9 +305,9 @@ static enum resp_state acknowledge(struct resp_ctx *c)
         return RESP_DONE;
     }
     qp->unacked++;
-    /* DCTCP's estimate wants an acknowledgement per packet, as HPCC's
-     * simulator sends them */
-    uint32_t every = qp->cc && qp->cc->dctcp ? 1 : qp->p->ack_coalesce;
+    /* DCTCP's estimate and TIMELY's RTTs want an acknowledgement per
+     * packet, as HPCC's simulator sends them */
+    uint32_t every = qp->cc && (qp->cc->dctcp || qp->cc->timely) ? 1 : qp->p->ack_coalesce;
     if (c->pkt->bth.a || (every && qp->unacked >= every)) {
         queue_ack(qp, SYN_ACK, c->psn);
         qp->unacked = 0;

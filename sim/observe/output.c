@@ -224,6 +224,7 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
             n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
             n->ooo ? "true" : "false", w,
             n->fab.cc == CFG_CC_DCTCP                              ? "dctcp"
+            : n->fab.cc == CFG_CC_TIMELY                           ? "timely"
             : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
                                                                    : "dcqcn");
 }
