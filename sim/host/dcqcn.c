@@ -38,8 +38,6 @@ void sim__dcqcn_init(struct sim_qp *qp)
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
     cc->dctcp = kind == CFG_CC_DCTCP;
     cc->timely = kind == CFG_CC_TIMELY;
-    if (cc->timely)
-        cc->sent = sim__xcalloc(SIM_TIMELY_RING, sizeof *cc->sent);
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
     cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;

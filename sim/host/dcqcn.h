@@ -40,7 +40,7 @@ struct sim_timely_sent {
     uint32_t psn;
     sim_time_t at;
 };
-#define SIM_TIMELY_RING 4096 /* PSNs whose send times are kept */
+#define SIM_TIMELY_RING 1024 /* PSNs whose send times are kept */
 /* TIMELY at the requester: request psn leaves now; an ACK of psn arrived. */
 void sim__timely_sent(struct sim_qp *qp, uint32_t psn);
 void sim__timely_ack(struct sim_qp *qp, uint32_t psn);

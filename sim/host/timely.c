@@ -16,10 +16,14 @@
  * R stays between min_rate and line rate; the NIC paces the queue pair at
  * R. Nothing travels on the wire for it beyond the ACKs themselves.
  */
+#include "engine/util.h"
 #include "host/nic.h"
 
 void sim__timely_sent(struct sim_qp *qp, uint32_t psn)
 {
+    /* only queue pairs that send requests keep send times */
+    if (!qp->cc->sent)
+        qp->cc->sent = sim__xcalloc(SIM_TIMELY_RING, sizeof *qp->cc->sent);
     struct sim_timely_sent *s = &qp->cc->sent[psn & (SIM_TIMELY_RING - 1)];
     s->psn = psn;
     s->at = sim__qp_now(qp);
@@ -29,6 +33,8 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn)
 {
     struct sim_dcqcn *cc = qp->cc;
     const struct cfg_timely *t = &qp->p->fab.timely;
+    if (!cc->sent)
+        return;
     const struct sim_timely_sent *s = &cc->sent[psn & (SIM_TIMELY_RING - 1)];
     if (s->psn != psn || !s->at)
         return; /* sent too long ago to be remembered */

@@ -306,16 +306,17 @@ class Timers(unittest.TestCase):
                       p2.stdout)
 
     def test_no_example_retransmits_without_a_loss(self):
-        """Every example: no timeout fires with nothing lost, and packets
-        are resent only after a drop, a loss, a bad frame or an RNR NAK."""
+        """Every example, under each congestion control: no timeout fires
+        with nothing lost, and packets are resent only after a drop, a
+        loss, a bad frame or an RNR NAK."""
         files = sorted(glob.glob(os.path.join(EXAMPLES, "*.yaml"))) + \
             [os.path.join(EXAMPLES, "split", "run.yaml")]
         self.assertGreater(len(files), 10)
         with tempfile.TemporaryDirectory() as tmp:
-            for path in files:
-                with self.subTest(example=os.path.basename(path)):
-                    out = os.path.join(tmp, os.path.basename(path))
-                    run_sim(path, out)
+            for path, cc in [(f, cc) for cc in ("dcqcn", "dctcp", "timely") for f in files]:
+                with self.subTest(example=os.path.basename(path), cc=cc):
+                    out = os.path.join(tmp, cc + os.path.basename(path))
+                    run_sim(path, out, "--set", f"nic.cc={cc}")
                     s = summary(out)
                     t = s["totals"]
                     self.assertEqual(t["timeouts_without_loss"], 0)
