@@ -307,8 +307,8 @@ static enum resp_state acknowledge(struct resp_ctx *c)
     qp->unacked++;
     /* DCTCP's estimate and TIMELY's RTTs want an acknowledgement per
      * packet, as HPCC's simulator sends them */
-    uint32_t every = qp->cc && (qp->cc->dctcp || qp->cc->timely) ? 1 : qp->p->ack_coalesce;
-    if (c->pkt->bth.a || (every && qp->unacked >= every)) {
+    bool each = qp->cc && (qp->cc->dctcp || qp->cc->timely);
+    if (c->pkt->bth.a || each || (qp->p->ack_coalesce && qp->unacked >= qp->p->ack_coalesce)) {
         queue_ack(qp, SYN_ACK, c->psn);
         qp->unacked = 0;
     }
