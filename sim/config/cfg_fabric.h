@@ -83,6 +83,7 @@ struct cfg_dctcp {
     double g;          /* alpha gain (DCTCP: 1/16) */
     uint64_t rai;      /* additive increase per round trip without marks */
     uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
 };
 
 /* TIMELY (Mittal et al., SIGCOMM 2015): the rate from round-trip times
@@ -94,6 +95,7 @@ struct cfg_timely {
     sim_time_t min_rtt;      /* normalizes the gradient */
     uint64_t rai;            /* additive increase (delta) */
     uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
 };
 
 /* The congestion control a NIC runs (nic.cc). */

@@ -421,8 +421,11 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
             return false;
         if (dv[1] && !sim__get_rate(L, dv[1], "dctcp rai", &n->dctcp.rai))
             return false;
-        if (dv[2] && !sim__get_rate(L, dv[2], "dctcp min_rate", &n->dctcp.min_rate))
-            return false;
+        if (dv[2]) {
+            if (!sim__get_rate(L, dv[2], "dctcp min_rate", &n->dctcp.min_rate))
+                return false;
+            n->dctcp.min_rate_pos = sim__pos(L, dv[2]);
+        }
     }
     if (v[7]) {
         static const char *const keys[] = {"alpha", "beta", "t_low", "t_high", "min_rtt", "rai",
@@ -446,8 +449,11 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
             return sim__fail(L, tv[3] ? tv[3] : tv[2], "timely: t_high must lie above t_low");
         if (tv[5] && !sim__get_rate(L, tv[5], "timely rai", &t->rai))
             return false;
-        if (tv[6] && !sim__get_rate(L, tv[6], "timely min_rate", &t->min_rate))
-            return false;
+        if (tv[6]) {
+            if (!sim__get_rate(L, tv[6], "timely min_rate", &t->min_rate))
+                return false;
+            t->min_rate_pos = sim__pos(L, tv[6]);
+        }
     }
     return true;
 }
@@ -587,14 +593,22 @@ bool sim__check_fabric(struct loader *L)
         if (n->kind == CFG_HOST) {
             const struct cfg_nic_fabric *nf = &n->nic.fab;
             uint64_t want = (nf->pfc ? need[i] : 0) + 2 * frame[i];
-            const struct cfg_dcqcn *d = &nf->dcqcn;
-            if (d->enable && rate[i] && d->min_rate > rate[i]) {
+            /* the minimum rate of the congestion control the NIC runs */
+            const char *cc = nf->cc == CFG_CC_DCTCP ? "dctcp" : nf->cc == CFG_CC_TIMELY ? "timely" : "dcqcn";
+            uint64_t min_rate = nf->cc == CFG_CC_DCTCP    ? nf->dctcp.min_rate
+                                : nf->cc == CFG_CC_TIMELY ? nf->timely.min_rate
+                                                          : nf->dcqcn.min_rate;
+            const struct cfg_pos *at = nf->cc == CFG_CC_DCTCP    ? &nf->dctcp.min_rate_pos
+                                       : nf->cc == CFG_CC_TIMELY ? &nf->timely.min_rate_pos
+                                                                 : &nf->dcqcn.min_rate_pos;
+            bool on = nf->cc != CFG_CC_NONE && (nf->cc != CFG_CC_DCQCN || nf->dcqcn.enable);
+            if (on && rate[i] && min_rate > rate[i]) {
                 char r[32], l[32];
-                snprintf(r, sizeof r, "%g Gb/s", (double)d->min_rate / 1e9);
+                snprintf(r, sizeof r, "%g Gb/s", (double)min_rate / 1e9);
                 snprintf(l, sizeof l, "%g Gb/s", (double)rate[i] / 1e9);
-                ok = sim__fail_at(L, d->min_rate_pos.file ? &d->min_rate_pos : &n->pos,
-                                  "nic dcqcn min_rate: %s is above the rate of host '%s''s link (%s): "
-                                  "no rate cut could ever reach it", r, n->name, l);
+                ok = sim__fail_at(L, at->file ? at : &n->pos,
+                                  "nic %s min_rate: %s is above the rate of host '%s''s link (%s): "
+                                  "no rate cut could ever reach it", cc, r, n->name, l);
             } else if (nf->rx_rate && nf->rx_buffer < want)
                 ok = sim__fail_at(L, &n->pos, "host '%s': nic rx_buffer %llu is too small: it needs "
                                               "%llu bytes (%s)", n->name,

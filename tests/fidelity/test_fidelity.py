@@ -551,6 +551,10 @@ workload:
         p = self.check("topology.switch_defaults.ecn.kmax=auto", "nic.dcqcn.min_rate=200Gbps",
                        "nic.dcqcn.enable=false")
         self.assertEqual(p.returncode, 0, p.stderr)
+        for cc in ("dctcp", "timely"):
+            p = self.check("topology.switch_defaults.ecn.kmax=auto", f"nic.cc={cc}", f"nic.{cc}.min_rate=101Gbps")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(f"--set nic.{cc}.min_rate=101Gbps: nic {cc} min_rate: 101 Gb/s is above", p.stderr)
 
 
 if __name__ == "__main__":
