@@ -64,12 +64,6 @@ bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng 
     return sim_rng_unit(rng) < p;
 }
 
-bool sim__ecn_capable(const uint8_t *l3, bool ipv6)
-{
-    unsigned ecn = ipv6 ? (l3[1] >> 4) & 3 : l3[1] & 3;
-    return ecn == 1 || ecn == 2;
-}
-
 bool sim__ecn_mark(uint8_t *l3, bool ipv6)
 {
     if (ipv6) {

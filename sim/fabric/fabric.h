@@ -31,8 +31,6 @@ struct sim_red {
 void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, uint64_t cap, struct sim_red *red);
 /* RED: whether a packet finding `qbytes` in its queue is marked. */
 bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng *rng);
-/* Whether the frame whose IP header starts at l3 is ECT(0) or ECT(1). */
-bool sim__ecn_capable(const uint8_t *l3, bool ipv6);
 /* Set CE in an ECN-capable frame whose IP header starts at l3; false if it
  * is not ECN-capable (or already CE). */
 bool sim__ecn_mark(uint8_t *l3, bool ipv6);
@@ -80,8 +78,10 @@ struct sw_item {
     uint32_t len;
     uint16_t in; /* ingress port index */
     uint8_t prio;
-    uint8_t l3;  /* offset of the IP header; SW_L3_V6 set for IPv6 */
+    uint8_t l3;  /* offset of the IP header (SW_L3_OFF), SW_L3_V6, SW_L3_ECT */
 };
+#define SW_L3_OFF 0x3f
+#define SW_L3_ECT 0x40 /* ECT(0) or ECT(1): RED may mark it */
 #define SW_L3_V6 0x80
 
 struct sw_queue {

@@ -171,13 +171,12 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
-    if (sw->p->ecn && !sw->p->ecn_enqueue) {
-        uint8_t *l3 = it.f->data + (it.l3 & (uint8_t)~SW_L3_V6);
-        bool v6 = it.l3 & SW_L3_V6;
-        if (sim__ecn_capable(l3, v6) && sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
-            sim__ecn_mark(l3, v6))
-            port->st.ecn_marked++;
-    }
+    /* the frame's bytes are out of cache by now: only a frame RED marks
+     * is touched */
+    if (sw->p->ecn && !sw->p->ecn_enqueue && (it.l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
+        sim__ecn_mark(it.f->data + (it.l3 & SW_L3_OFF), it.l3 & SW_L3_V6))
+        port->st.ecn_marked++;
     sim__port_send(port, it.f, it.len);
 }
 
@@ -215,7 +214,10 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
         return;
     }
     unsigned prio = classify(&net->cfg->fabric, &pkt);
-    uint8_t l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (pkt.present & RDMA_HDR_IP ? 0 : SW_L3_V6));
+    bool v6 = !(pkt.present & RDMA_HDR_IP);
+    unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
+    uint8_t l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (v6 ? SW_L3_V6 : 0) |
+                           (ecn == 1 || ecn == 2 ? SW_L3_ECT : 0));
     /* The frame arrives its forwarding latency after its header (cut-through)
      * or its last bit (store and forward) did (net/port.c). A cut-through
      * frame bound for a faster port waits until it has arrived whole, as
@@ -242,7 +244,7 @@ static void forward_later(struct sim_switch *sw, struct sim_frame *f)
 }
 
 /* Admit, mark and queue a frame of priority prio for egress port `out`;
- * its IP header starts at l3 (with SW_L3_V6 for IPv6). */
+ * l3 says where its IP header starts, IPv6 or not, ECN-capable or not. */
 static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
                     unsigned prio, uint8_t l3)
 {
@@ -279,13 +281,10 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
             return;
         }
     }
-    if (sw->p->ecn && sw->p->ecn_enqueue) {
-        uint8_t *hdr = f->data + (l3 & (uint8_t)~SW_L3_V6);
-        bool v6 = l3 & SW_L3_V6;
-        if (sim__ecn_capable(hdr, v6) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
-            sim__ecn_mark(hdr, v6))
-            op->st.ecn_marked++;
-    }
+    if (sw->p->ecn && sw->p->ecn_enqueue && (l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
+        sim__ecn_mark(f->data + (l3 & SW_L3_OFF), l3 & SW_L3_V6))
+        op->st.ecn_marked++;
     q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
                                .l3 = l3});
     sp->busy |= bit;
