@@ -303,10 +303,13 @@ workload:
         self.assertEqual(s["fabric"]["cnps_sent"], s["fabric"]["rate_cuts"])
 
     def test_red_marks_nothing_below_kmin_and_everything_above_kmax(self):
+        # "never": thresholds within the 4 MiB buffer (the loader refuses
+        # more) that the incast's queue, held under a third of the pool by
+        # the PFC thresholds of its four ingress groups, does not reach
         marks = {}
         with tempfile.TemporaryDirectory() as tmp:
             cfg = write_config(tmp, star(4, "shared_buffer: 4MiB, pfc: {priorities: [3]}, "
-                                            "ecn: {kmin: 100MB, kmax: 200MB, pmax: 1}", size="1MiB"))
+                                            "ecn: {kmin: 4000000, kmax: 4MiB, pmax: 1}", size="1MiB"))
             for name, sets in (("never", ()),
                                ("always", ("--set", "topology.switch_defaults.ecn.kmin=1",
                                            "--set", "topology.switch_defaults.ecn.kmax=2"))):
@@ -648,8 +651,10 @@ class Deadlock(unittest.TestCase):
     def test_watchdog_breaks_it(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
+            # the watchdog drops frames, and the queue pairs resend them
+            # after their timeout: 1 ms, to recover within the 3 ms run
             run_sim(os.path.join(EXAMPLES, "fabric-deadlock.yaml"), out,
-                    "--set", "topology.switch_defaults.pfc.watchdog=200us")
+                    "--set", "topology.switch_defaults.pfc.watchdog=200us", "--set", "nic.timeout=1ms")
             s = summary(out)
             pfc = table(out, "pfc.csv")
         self.assertEqual(s["totals"]["completed"], 5)

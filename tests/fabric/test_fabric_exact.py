@@ -234,8 +234,10 @@ workload:
 class StaticXoff(unittest.TestCase):
     """One sender at 100 Gb/s through a switch to a 25 Gb/s receiver,
     PFC with a static XOFF threshold X for the ingress group's shared
-    use. The frames (a 4170-byte first, then 4154) arrive 1 us after each
-    leaves the sender, back to back; the egress takes one (and frees its
+    use. The frames (a 4170-byte first, then 4154) leave the sender back
+    to back and reach the switch (cut-through, 300 ns, the defaults) once
+    their first 72 wire bytes are in, 1 us and 300 ns later; the egress,
+    slower than the ingress, takes one (and frees its
     buffer) when it is idle, every 4 x 100 Gb/s frame times, offset by the
     first frame's extra 16 bytes, so no arrival ties with a departure.
     The group's use after each arrival follows; XOFF must leave the switch
@@ -245,10 +247,11 @@ class StaticXoff(unittest.TestCase):
 
     def xoff_time(self, x):
         lens = [FIRST_4K] + [MIDDLE_4K] * 400
+        header = -(-72 * 8 * PS // (100 * 10**9))
         arrive, t = [], 0
         for n in lens:
+            arrive.append(t + header + US + 300_000)
             t += ser(n, 100 * 10**9)
-            arrive.append(t + US)
         take = [arrive[0]]
         for j in range(1, len(lens)):
             take.append(take[-1] + ser(lens[j - 1], 25 * 10**9))
