@@ -39,6 +39,7 @@
 /* The notes codec/tcp_stream.c gives a segment that is not simply next. */
 #define NOTE_RETRANSMISSION "retransmission"
 #define NOTE_PARTIAL "partial retransmission"
+#define NOTE_CONFLICT "retransmission with different data"
 #define NOTE_OUT_OF_ORDER "out of order: held"
 #define NOTE_GAP "capture gap: octets missing"
 
@@ -139,11 +140,12 @@ static struct rdma_replay_flow *segment(struct rdma_replay *r, const struct rdma
     const char *n = seg->note;
     if (!n)
         return f;
-    if (!strcmp(n, NOTE_RETRANSMISSION) || !strcmp(n, NOTE_PARTIAL)) {
+    if (!strcmp(n, NOTE_RETRANSMISSION) || !strcmp(n, NOTE_PARTIAL) || !strcmp(n, NOTE_CONFLICT)) {
         f->retransmits++;
         f->tl_retrans++;
         f->iw->tcp_retrans++;
-        anomaly(r, RDMA_REPLAY_ANOM_TCP_RETRANSMIT, !strcmp(n, NOTE_PARTIAL), f, r->frame, 0, seg->payload_len, NULL);
+        unsigned code = !strcmp(n, NOTE_PARTIAL) ? 1 : !strcmp(n, NOTE_CONFLICT) ? 2 : 0;
+        anomaly(r, RDMA_REPLAY_ANOM_TCP_RETRANSMIT, code, f, r->frame, 0, seg->payload_len, NULL);
     } else if (!strcmp(n, NOTE_OUT_OF_ORDER)) {
         f->iw->tcp_ooo++;
         anomaly(r, RDMA_REPLAY_ANOM_TCP_OUT_OF_ORDER, 0, f, r->frame, 0, seg->payload_len, NULL);
@@ -497,6 +499,10 @@ struct rdma_replay_flow *replay__iwarp_frame(struct rdma_replay *r, struct rdma_
     if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg)))
         return NULL;
     while (rdma_iwarp_next(r->iwarp, &pdu)) {
+        if (pdu.aged) { /* another connection left the decoder's table */
+            bad(r, flow_of_pdu(r, &pdu), (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
+            continue;
+        }
         /* the handshake that makes a connection MPA marks the frame now */
         if (pkt->proto != RDMA_PROTO_IWARP)
             continue; /* plain TCP: not ours to report */

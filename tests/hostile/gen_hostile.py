@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""gen_hostile.py - small legal captures that stress the stateful parts of
+decode and replay, written at test time (they are too large to keep).
+
+usage: gen_hostile.py KIND N OUT.pcap
+  conns  N  N TCP connections, each one segment of one octet (no SYN)
+  synscan N N SYNs to distinct ports, no RDMA at all
+  ooo    N  one connection (SYN seen) whose first octet is lost, then N
+            one-octet segments behind it in order
+  qps    N  N RoCEv2 SEND-only requests, each to a QP of its own
+  ackpair N N request QPs between two hosts, each followed by one ACK of a
+            flow that answers none of them
+"""
+import struct
+import sys
+
+PCAP_HDR = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)  # ns pcap
+
+
+def csum(b):
+    if len(b) & 1:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def ipv4(src, dst, proto, payload):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 0, 0x4000, 64, proto, 0, src, dst)
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    return h + payload
+
+
+ETH = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00"
+
+
+def tcp(src, dst, sport, dport, seq, flags, data=b""):
+    h = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, flags, 65535, 0, 0)
+    pseudo = src + dst + struct.pack("!BBH", 0, 6, len(h) + len(data))
+    c = csum(pseudo + h + data)
+    h = h[:16] + struct.pack("!H", c) + h[18:]
+    return ETH + ipv4(src, dst, 6, h + data)
+
+
+def roce(src, dst, opcode, qpn, psn, payload=b""):
+    bth = struct.pack("!BBHII", opcode, 0, 0xFFFF, qpn & 0xFFFFFF, psn & 0xFFFFFF)
+    if opcode == 0x11:  # ACK: AETH
+        bth += struct.pack("!I", 0x1F << 24 | 0)
+    body = bth + payload + b"\0\0\0\0"  # ICRC (not checked by the analysis of flows)
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(body), 0) + body
+    return ETH + ipv4(src, dst, 17, udp)
+
+
+def frames(kind, n):
+    a, b = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+    if kind == "conns":
+        for i in range(n):
+            src = bytes([10, 1, (i // 60000) & 0xFF, 1])
+            yield tcp(src, b, 1024 + i % 60000, 80, 1000, 0x18, b"x")
+    elif kind == "synscan":
+        for i in range(n):
+            dst = bytes([10, 2, (i // 60000) & 0xFF, 1])
+            yield tcp(a, dst, 40000, 1 + i % 60000, 7, 0x02)
+    elif kind == "ooo":
+        yield tcp(a, b, 5000, 6000, 99, 0x02)
+        for i in range(n):
+            yield tcp(a, b, 5000, 6000, 101 + i, 0x18, b"y")
+    elif kind == "qps":
+        for i in range(n):
+            yield roce(a, b, 0x04, i + 1, 0, b"\0" * 8)
+    elif kind == "ackpair":
+        for i in range(n):
+            yield roce(a, b, 0x04, i + 1, 100, b"\0" * 8)
+            yield roce(b, a, 0x11, 0xABCDEF, 5000 + i)
+    else:
+        raise SystemExit("unknown kind " + kind)
+
+
+def main():
+    kind, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    rec = struct.Struct("<IIII")
+    with open(out, "wb") as f:
+        f.write(PCAP_HDR)
+        buf = []
+        for i, fr in enumerate(frames(kind, n)):
+            buf.append(rec.pack(1 + i // 1000000, (i % 1000000) * 1000, len(fr), len(fr)) + fr)
+            if len(buf) >= 4096:
+                f.write(b"".join(buf))
+                buf = []
+        f.write(b"".join(buf))
+
+
+if __name__ == "__main__":
+    main()
