@@ -75,7 +75,10 @@ static void replay_transport(struct rdma_replay *r, const struct rdma_pkt *pkt)
     bool created;
     struct rdma_replay_flow *f = replay__flow_get(&r->flows, &k, &created);
     if (!f) {
-        r->oom = true;
+        if (r->flows.full)
+            r->tot.capped_frames++; /* past max_memory: not followed */
+        else
+            r->oom = true;
         return;
     }
     const struct rdma_opcode_info *op = pkt->op;
@@ -146,7 +149,10 @@ static void tcp_segment(struct rdma_replay *r, struct rdma_pkt *pkt, const uint8
 {
     struct rdma_replay_flow *f = replay__iwarp_frame(r, pkt, data);
     if (!f) {
-        r->tot.other_frames++;
+        if (r->flows.full && pkt->proto == RDMA_PROTO_IWARP)
+            r->tot.capped_frames++;
+        else
+            r->tot.other_frames++;
         return;
     }
     r->tot.rdma_frames++;

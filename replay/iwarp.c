@@ -68,6 +68,9 @@ static bool setup(struct rdma_replay *r)
         r->oom = true;
         return false;
     }
+    /* the stream decoder's share of the memory limit */
+    struct rdma_iwarp_limits lim = {r->flows.max_flows / 2 + 1, r->cfg.max_memory / 4};
+    rdma_iwarp_stream_set_limits(r->iwarp, &lim);
     return true;
 }
 
@@ -102,7 +105,8 @@ static struct rdma_replay_flow *tcp_flow(struct rdma_replay *r, const struct rdm
     bool created;
     struct rdma_replay_flow *f = replay__flow_get(&r->flows, k, &created);
     if (!f) {
-        r->oom = true;
+        if (!r->flows.full)
+            r->oom = true;
         return NULL;
     }
     if (!created)
@@ -496,18 +500,28 @@ struct rdma_replay_flow *replay__iwarp_frame(struct rdma_replay *r, struct rdma_
     r->iw_times[r->frame & (IW_TIMES - 1)] = r->t;
     rdma_iwarp_feed(r->iwarp, pkt, data, r->frame, &seg);
     struct rdma_replay_flow *f = NULL;
-    if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg)))
-        return NULL;
+    /* A flow past the memory limit is not followed, but the decoder's PDUs
+     * are still taken: they point into this frame. */
+    bool unfollowed = false;
+    if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg))) {
+        if (r->oom)
+            return NULL;
+        unfollowed = true;
+    }
     while (rdma_iwarp_next(r->iwarp, &pdu)) {
         if (pdu.aged) { /* another connection left the decoder's table */
             bad(r, flow_of_pdu(r, &pdu), (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
             continue;
         }
         /* the handshake that makes a connection MPA marks the frame now */
-        if (pkt->proto != RDMA_PROTO_IWARP)
+        if (pkt->proto != RDMA_PROTO_IWARP || unfollowed)
             continue; /* plain TCP: not ours to report */
-        if (!f && !(f = segment(r, pkt, &seg)))
-            return NULL;
+        if (!f && !(f = segment(r, pkt, &seg))) {
+            if (r->oom)
+                return NULL;
+            unfollowed = true;
+            continue;
+        }
         pdu_in(r, f, &pdu);
     }
     return f;

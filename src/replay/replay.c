@@ -69,6 +69,11 @@ static void usage(FILE *f)
             "  --top N            rows per table in the text report (default 10; the\n"
             "                     anomaly table shows twice as many)\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
+            "  --max-memory SIZE  memory for the analysis (default 1GiB; e.g. 512MiB,\n"
+            "                     4GiB): about 4 KiB per flow (a QP's or TCP connection's\n"
+            "                     direction). Past it, new flows are not followed: the\n"
+            "                     report covers the others and says how many frames\n"
+            "                     were left out\n"
             "  -h, --help         this text\n"
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
@@ -97,6 +102,30 @@ static bool parse_duration(const char *s, uint64_t *ns)
                 return false;
             *ns = v * units[i].mul;
             return *ns > 0;
+        }
+    return false;
+}
+
+/* "512MiB", "4GiB", "1000000" (bytes); KB, MB, GB, TB are powers of 1000. */
+static bool parse_size(const char *s, uint64_t *bytes)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"", 1}, {"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+                 {"TB", 1000000000000}, {"KiB", 1u << 10}, {"MiB", 1u << 20}, {"GiB", 1u << 30},
+                 {"TiB", (uint64_t)1 << 40}};
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            if (v > UINT64_MAX / units[i].mul)
+                return false;
+            *bytes = v * units[i].mul;
+            return *bytes >= RDMA_REPLAY_FLOW_COST;
         }
     return false;
 }
@@ -137,6 +166,7 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {"link-speed", required_argument, 0, 'l'},
         {"top", required_argument, 0, 'n'},
         {"rocev2-port", required_argument, 0, 'p'},
+        {"max-memory", required_argument, 0, 'm'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -161,6 +191,13 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'l':
             if (!parse_speed(optarg, &o->link_bps)) {
                 fprintf(stderr, "rdmasim replay: --link-speed: '%s' is not a link speed (e.g. 100Gbps, 25G)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm':
+            if (!parse_size(optarg, &o->max_memory)) {
+                fprintf(stderr, "rdmasim replay: --max-memory: '%s' is not a size of at least 4KiB (e.g. 512MiB, 4GiB)\n",
+                        optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -340,7 +377,8 @@ int cmd_replay(int argc, char **argv)
     }
     if (timeline_tmp)
         remove_on_signal(timeline_tmp);
-    struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns};
+    struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns,
+                                      .max_memory = opts.max_memory};
     struct rdma_replay_callbacks cb = {.ctx = &r, .message = on_message};
     if (r.timeline) {
         cb.flow_interval = timeline_flow_row;

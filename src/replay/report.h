@@ -18,6 +18,7 @@ struct replay_opts {
     uint64_t interval_ns;
     uint64_t link_bps;
     uint32_t top;
+    uint64_t max_memory;   /* bytes, 0: the library's default */
     struct rdma_decode_config cfg;
 };
 

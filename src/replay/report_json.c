@@ -367,11 +367,13 @@ void report_json_end(struct report *r)
             ",\"other_frames\":%" PRIu64 ",\"bad_frames\":%" PRIu64 ",\"snapped_frames\":%" PRIu64
             ",\"wire_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"conversations\":%" PRIu32 ",\"flows\":%" PRIu32
             ",\"messages\":%" PRIu64 ",\"messages_failed\":%" PRIu64 ",\"cm_messages\":%" PRIu64
-            ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s}",
+            ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s"
+            ",\"memory_limit_flows\":%" PRIu32 ",\"unanalysed_frames\":%" PRIu64 "}",
             r->tot->t0_sec, r->tot->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->tot->frames,
             r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames, r->tot->snapped_frames, r->tot->wire_bytes,
             r->tot->t_last, n, r->nflows, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages,
-            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false");
+            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false", r->tot->max_flows,
+            r->tot->capped_frames);
     fputs(",\"message_kinds\":[", o);
     struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
     for (uint32_t i = 0; i < r->nflows; i++) {

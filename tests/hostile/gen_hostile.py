@@ -13,6 +13,7 @@ usage: gen_hostile.py KIND N OUT.pcap
 """
 import struct
 import sys
+import zlib
 
 PCAP_HDR = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)  # ns pcap
 
@@ -47,9 +48,12 @@ def roce(src, dst, opcode, qpn, psn, payload=b""):
     bth = struct.pack("!BBHII", opcode, 0, 0xFFFF, qpn & 0xFFFFFF, psn & 0xFFFFFF)
     if opcode == 0x11:  # ACK: AETH
         bth += struct.pack("!I", 0x1F << 24 | 0)
-    body = bth + payload + b"\0\0\0\0"  # ICRC (not checked by the analysis of flows)
-    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(body), 0) + body
-    return ETH + ipv4(src, dst, 17, udp)
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(bth) + len(payload) + 4, 0)
+    ip = ipv4(src, dst, 17, udp + bth + payload + b"\0\0\0\0")[:20]
+    # ICRC: CRC-32 over the invariant fields, the variant ones as ones
+    masked = ip[:1] + b"\xff" + ip[2:8] + b"\xff" + ip[9:10] + b"\xff\xff" + ip[12:]
+    icrc = zlib.crc32(b"\xff" * 8 + masked + udp[:6] + b"\xff\xff" + bth[:4] + b"\xff" + bth[5:] + payload)
+    return ETH + ip + udp + bth + payload + struct.pack("<I", icrc)
 
 
 def frames(kind, n):
