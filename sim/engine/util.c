@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/util.h"
 
@@ -14,6 +18,24 @@ static void *check(void *p, size_t n)
         abort();
     }
     return p;
+}
+
+FILE *sim__fopen_new(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && (S_ISLNK(st.st_mode) || S_ISREG(st.st_mode)))
+        unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+    }
+    return f;
 }
 
 void *sim__xmalloc(size_t n) { return check(malloc(n ? n : 1), n); }

@@ -143,7 +143,7 @@ int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *path = sim__xasprintf("%s/%s", dir, files[i].name);
         char *tmp = sim__xasprintf("%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
+        FILE *f = sim__fopen_new(tmp);
         bool ok = f != NULL;
         if (ok) {
             files[i].write(net, f);

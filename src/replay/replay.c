@@ -4,11 +4,13 @@
  * written as text or JSON (report_text.c, report_json.c) and, with
  * --timeline, as CSV (timeline_csv.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -270,6 +272,44 @@ static bool on_message(void *ctx, const struct rdma_replay *an, const struct rdm
     return !r->oom;
 }
 
+/* PATH.tmp, created so that nobody can redirect it: O_EXCL|O_NOFOLLOW, and
+ * locked (flock) while this run writes it. What is already there is
+ * removed when it is a symbolic link or a file no running replay holds (left
+ * by a run that was killed); a file another run holds is refused (EBUSY). */
+static int create_tmp(const char *tmp)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                return fd;
+            close(fd);
+            errno = EBUSY;
+            return -1;
+        }
+        if (errno != EEXIST)
+            return -1;
+        struct stat st;
+        if (lstat(tmp, &st))
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            int old = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            bool busy = old >= 0 && flock(old, LOCK_EX | LOCK_NB) != 0;
+            if (old >= 0)
+                close(old);
+            if (busy) {
+                errno = EBUSY;
+                return -1;
+            }
+        } else if (!S_ISLNK(st.st_mode)) {
+            return -1; /* errno EEXIST: a directory or some other thing */
+        }
+        unlink(tmp);
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 /* The timeline goes to PATH.tmp (*tmp), renamed into place by
  * timeline_close() once complete, so that an interrupted or failed run
  * leaves no CSV that looks finished; a path that exists and is not a
@@ -284,7 +324,12 @@ static FILE *timeline_open(const char *path, char **tmp)
     if (!(*tmp = malloc(n)))
         return NULL;
     snprintf(*tmp, n, "%s.tmp", path);
-    FILE *f = fopen(*tmp, "w");
+    int fd = create_tmp(*tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f) {
+        close(fd);
+        unlink(*tmp);
+    }
     if (!f) {
         int e = errno;
         free(*tmp);
@@ -371,7 +416,10 @@ int cmd_replay(int argc, char **argv)
     }
     char *timeline_tmp = NULL;
     if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
-        fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
+        if (errno == EBUSY)
+            fprintf(stderr, "rdmasim replay: %s: another run is writing it\n", opts.timeline);
+        else
+            fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
         rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
