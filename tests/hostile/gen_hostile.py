@@ -8,6 +8,8 @@ usage: gen_hostile.py KIND N OUT.pcap
   ooo    N  one connection (SYN seen) whose first octet is lost, then N
             one-octet segments behind it in order
   qps    N  N RoCEv2 SEND-only requests, each to a QP of its own
+  sendack N N SEND-only requests, each acknowledged (a message completes
+            every two frames)
   ackpair N N request QPs between two hosts, each followed by one ACK of a
             flow that answers none of them
 """
@@ -73,6 +75,10 @@ def frames(kind, n):
     elif kind == "qps":
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 0, b"\0" * 8)
+    elif kind == "sendack":
+        for i in range(n):
+            yield roce(a, b, 0x04, 0x11, i, b"\0" * 64)
+            yield roce(b, a, 0x11, 0x22, i)
     elif kind == "ackpair":
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 100, b"\0" * 8)
