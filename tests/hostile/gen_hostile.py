@@ -7,6 +7,7 @@ usage: gen_hostile.py KIND N OUT.pcap
   synscan N N SYNs to distinct ports, no RDMA at all
   ooo    N  one connection (SYN seen) whose first octet is lost, then N
             one-octet segments behind it in order
+  times  3  three frames at 10 s, 9.7 s and -0.5 s: times before the first
   qps    N  N RoCEv2 SEND-only requests, each to a QP of its own
   sendack N N SEND-only requests, each acknowledged (a message completes
             every two frames)
@@ -72,6 +73,9 @@ def frames(kind, n):
         yield tcp(a, b, 5000, 6000, 99, 0x02)
         for i in range(n):
             yield tcp(a, b, 5000, 6000, 101 + i, 0x18, b"y")
+    elif kind == "times":  # stamped 10 s, 9.7 s and -0.5 s (main() writes the stamps)
+        for i in range(3):
+            yield roce(a, b, 0x04, 1, i, b"\0" * 8)
     elif kind == "qps":
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 0, b"\0" * 8)
@@ -89,12 +93,13 @@ def frames(kind, n):
 
 def main():
     kind, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    rec = struct.Struct("<IIII")
     with open(out, "wb") as f:
         f.write(PCAP_HDR)
         buf = []
+        stamps = [(10, 0), (9, 700000000), (-1, 500000000)] if kind == "times" else None
         for i, fr in enumerate(frames(kind, n)):
-            buf.append(rec.pack(1 + i // 1000000, (i % 1000000) * 1000, len(fr), len(fr)) + fr)
+            sec, ns = stamps[i] if stamps else (1 + i // 1000000, (i % 1000000) * 1000)
+            buf.append(struct.pack("<iIII", sec, ns, len(fr), len(fr)) + fr)
             if len(buf) >= 4096:
                 f.write(b"".join(buf))
                 buf = []

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Right output on hostile but legal inputs: times before the first frame,
+and file names that are not UTF-8, hold control characters or are long.
+
+Before: -0.3 s relative printed as "-1.700000000" (tshark: -0.300000000)
+and a JSON ts of -0.5 s as "-1.500000000"; a name with byte 0xff made
+decode --json (several files) and replay --json emit invalid JSON, and
+names were cut after about 4,077 bytes. Now a byte that is not UTF-8 is
+written \\udcXX (Python's surrogateescape gives the byte back) and names
+are never cut.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_hostile_streams as streams  # noqa: E402
+from test_hostile_streams import check, gen  # noqa: E402
+
+
+def rdmasim(*args):
+    return subprocess.run([os.environ["RDMASIM"], *args], capture_output=True)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        times = gen(tmp, "times", 3)
+        lines = rdmasim("decode", times).stdout.decode().splitlines()
+        check("a frame 0.3 s before the first is at -0.300000000", " -0.300000000 " in lines[1], lines[1])
+        check("10.5 s before the first is -10.500000000", " -10.500000000 " in lines[2], lines[2])
+        objs = [json.loads(x) for x in rdmasim("decode", "--json", times).stdout.splitlines()]
+        check("JSON ts of -0.5 s is -0.500000000", objs[2]["ts"] == "-0.500000000", objs[2]["ts"])
+
+        tmpb = os.fsencode(tmp)
+        odd = os.path.join(tmpb, b"we\xffird\x01\x7f name\xc3\x28.pcap")
+        deep = tmpb
+        while len(deep) < 3700:
+            deep = os.path.join(deep, b"d" * 100 + b"\x02" * 50)
+            os.mkdir(deep)
+        long = os.path.join(deep, b"\xfe" * 100 + b".pcap")
+        data = open(times, "rb").read()
+        for p in (odd, long):
+            with open(p, "wb") as f:
+                f.write(data)
+        for p in (odd, long):
+            r = rdmasim("decode", "--json", times, p)
+            try:
+                names = {json.loads(x)["file"] for x in r.stdout.splitlines()}
+            except ValueError as e:
+                names = {str(e)}
+            check(f"decode --json names a {len(p)}-byte odd name exactly",
+                  {os.fsencode(n) for n in names} == {os.fsencode(times), p}, str(names)[:200])
+            r = rdmasim("replay", "--json", p)
+            try:
+                name = json.loads(r.stdout)["file"]
+            except ValueError as e:
+                name = str(e)
+            check(f"replay --json names a {len(p)}-byte odd name exactly", os.fsencode(name) == p, name[:200])
+    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
+    return 1 if streams.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
