@@ -21,6 +21,7 @@
 #define DEFAULT_INTERVAL_NS 1000000u       /* 1 ms */
 #define DEFAULT_LINK_BPS 100000000000u     /* 100 Gb/s */
 #define DEFAULT_TOP 10u
+#define DEFAULT_TIMELINE_MAX ((uint64_t)1 << 30) /* 1 GiB */
 #define OUT_BUFFER (1u << 20)
 
 static void usage(FILE *f)
@@ -65,6 +66,10 @@ static void usage(FILE *f)
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
             "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
+            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): a\n"
+            "                     run whose timeline would grow past it (a short\n"
+            "                     --interval over a long capture or a long PFC pause)\n"
+            "                     stops with an error and leaves no CSV\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
             "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
             "                     400Gbps; a bare number is Gb/s)\n"
@@ -169,6 +174,7 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {"top", required_argument, 0, 'n'},
         {"rocev2-port", required_argument, 0, 'p'},
         {"max-memory", required_argument, 0, 'm'},
+        {"timeline-max", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -199,6 +205,13 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'm':
             if (!parse_size(optarg, &o->max_memory)) {
                 fprintf(stderr, "rdmasim replay: --max-memory: '%s' is not a size of at least 4KiB (e.g. 512MiB, 4GiB)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'T':
+            if (!parse_size(optarg, &o->timeline_max)) {
+                fprintf(stderr, "rdmasim replay: --timeline-max: '%s' is not a size of at least 4KiB (e.g. 64MiB)\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -393,7 +406,8 @@ static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
 
 int cmd_replay(int argc, char **argv)
 {
-    struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP};
+    struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP,
+                               .timeline_max = DEFAULT_TIMELINE_MAX};
     rdma_decode_config_init(&opts.cfg);
     int rc = parse_opts(argc, argv, &opts);
     if (rc >= 0)
@@ -450,7 +464,13 @@ int cmd_replay(int argc, char **argv)
     rc = EXIT_OK;
     if (!r.oom && !rdma_replay_finish(r.an))
         r.oom = true;
-    if (r.oom) {
+    if (r.timeline_over) {
+        fprintf(stderr,
+                "rdmasim replay: %s: the timeline would take more than --timeline-max (%" PRIu64
+                " bytes) at frame %" PRIu64 ": give a longer --interval; no timeline written\n",
+                opts.timeline, opts.timeline_max, rdma_replay_totals(r.an)->frames);
+        rc = EXIT_USAGE;
+    } else if (r.oom) {
         fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path,
                 rdma_replay_totals(r.an)->frames);
         rc = EXIT_USAGE;

@@ -8,6 +8,7 @@ usage: gen_hostile.py KIND N OUT.pcap
   ooo    N  one connection (SYN seen) whose first octet is lost, then N
             one-octet segments behind it in order
   times  3  three frames at 10 s, 9.7 s and -0.5 s: times before the first
+  pfc    N  N PFC frames pausing every priority for the longest time
   qps    N  N RoCEv2 SEND-only requests, each to a QP of its own
   sendack N N SEND-only requests, each acknowledged (a message completes
             every two frames)
@@ -76,6 +77,10 @@ def frames(kind, n):
     elif kind == "times":  # stamped 10 s, 9.7 s and -0.5 s (main() writes the stamps)
         for i in range(3):
             yield roce(a, b, 0x04, 1, i, b"\0" * 8)
+    elif kind == "pfc":  # N PFC frames pausing all eight priorities for 65535 quanta
+        for i in range(n):
+            body = struct.pack("!HH", 0x0101, 0x00FF) + struct.pack("!8H", *[0xFFFF] * 8)
+            yield b"\x01\x80\xc2\x00\x00\x01" + b"\x02\0\0\0\0\x09" + b"\x88\x08" + body + b"\0" * 26
     elif kind == "qps":
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 0, b"\0" * 8)

@@ -5,9 +5,11 @@ distinct QPs.
 
 Before: 80,000 request QPs against one non-matching ACK flow took 54 s
 (pairing walked every flow per ACK); a million QPs took 4.0 GB and two
-million ended in "out of memory" with no report. Now pairing backs off in
+million ended in "out of memory" with no report; one PFC frame with
+--interval 1ns made a 24.7 MB timeline (--link-speed 1Kbps: ~2.8 TB). Now pairing backs off in
 proportion to what it walked, and replay follows at most as many flows as
---max-memory (default 1GiB, about 4 KiB a flow) holds, then says so.
+--max-memory (default 1GiB, about 4 KiB a flow) holds, then says so; a
+timeline that would pass --timeline-max (default 1GiB) stops the run.
 """
 import json
 import os
@@ -43,6 +45,14 @@ def main():
                            capture_output=True, text=True)
         check("--max-memory that is not a size is a usage error", r.returncode == 2 and "--max-memory" in r.stderr,
               r.stderr)
+        pfc = gen(tmp, "pfc", 1)
+        csv = os.path.join(tmp, "tl.csv")
+        r = subprocess.run([os.environ["RDMASIM"], "replay", "--timeline", csv, "--interval", "1ns",
+                            "--link-speed", "1Kbps", "--timeline-max", "1MiB", pfc], capture_output=True, text=True,
+                           timeout=60)
+        check("a timeline past --timeline-max is an error", r.returncode == 2 and "--timeline-max" in r.stderr,
+              r.stderr)
+        check("and leaves no CSV, no CSV.tmp", not os.path.exists(csv) and not os.path.exists(csv + ".tmp"))
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
