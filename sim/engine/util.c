@@ -1,4 +1,5 @@
-/* util.c - allocation that cannot fail quietly. */
+/* util.c - allocation that cannot fail quietly, and files nobody else can
+ * redirect. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,17 @@
 
 #include "engine/util.h"
 
+/* Out of memory ends the process with a message and status 2, as any
+ * error a configuration can lead to does: not abort(), which would dump
+ * core and end with SIGABRT. Outputs are only ever renamed into place once
+ * complete, so none is left half-written (at most a NAME.tmp). */
 static void *check(void *p, size_t n)
 {
     if (!p && n) {
-        fprintf(stderr, "librdmasim: out of memory (%zu bytes)\n", n);
-        abort();
+        fprintf(stderr, "librdmasim: out of memory (%zu bytes more could not be had); the run ends without "
+                        "outputs (max_memory or --max-memory sets the limit the estimate is checked against)\n",
+                n);
+        exit(2);
     }
     return p;
 }

@@ -1,7 +1,8 @@
 /* util.h - allocation and small functions that librdmasim's files share.
  *
  * Running out of memory is not an input error the simulator can report
- * with a position, so allocation failures end the process with a message.
+ * with a position, so allocation failures end the process with a message
+ * and exit status 2 (never abort()).
  */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H
