@@ -121,12 +121,14 @@ static bool add_messages(struct loader *L, const struct tmpl *t, uint32_t src, u
         sim_time_t start = t->m.start + offset + r * t->interval;
         if (start < t->m.start || (t->interval && r * t->interval / t->interval != r))
             return sim__fail_at(L, &t->m.pos, "start time overflows");
-        /* each time the list is about to double, the workload so far must
-         * still fit: a generator can ask for billions of messages */
+        /* each time the list is about to double, the workload so far and
+         * what this entry still asks for must fit: a generator can ask for
+         * billions of messages, and the refusal names how many */
         if (cfg->nmsgs == cfg->capmsgs) {
             struct sim_counts c;
             sim__config_counts(L, false, &c);
-            c.messages = cfg->nmsgs ? 2 * cfg->nmsgs : 8;
+            uint64_t grown = cfg->nmsgs ? 2 * cfg->nmsgs : 8, asked = cfg->nmsgs + (t->repeat - r);
+            c.messages = asked > grown ? asked : grown;
             if (!sim__memory_check(L, NULL, &t->m.pos, "the workload up to here", &c))
                 return false;
         }

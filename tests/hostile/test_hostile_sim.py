@@ -7,7 +7,10 @@ in memory, 105 MB for 8 s simulated (3.1 GB and SIGABRT for 1000 s); and
 `pfc: {refresh: 1ps}` was accepted (4.6 M pauses for 7,496 frames). Now the
 monitor's tables move to an unnamed temporary file past 65,536 rows and are
 read back when the CSVs are written, and a refresh shorter than a PFC frame
-takes on the wire at any Ethernet rate is refused at its line.
+takes on the wire at any Ethernet rate is refused at its line. The memory
+refusal of a long `repeat` named the list's next capacity ("16777216
+messages" for 10^7, "8 messages" under --max-memory 1MiB); it names what
+the entry asks for.
 """
 import os
 import resource
@@ -64,6 +67,14 @@ def main():
             f.write(ok)
         r = subprocess.run([os.environ["RDMASIM"], "sim", path, "--check"], capture_output=True, text=True)
         check("refresh: 420ps is accepted", r.returncode == 0, r.stderr)
+        many = os.path.join(tmp, "many.yaml")
+        with open(many, "w") as f:
+            f.write("topology:\n  hosts: [h0, h1]\n  links:\n    - {a: h0, b: h1, rate: 100Gbps, delay: 1us}\n"
+                    "workload:\n  messages:\n    - {src: h0, dst: h1, op: write, size: 64, repeat: 10000000}\n")
+        r = subprocess.run([os.environ["RDMASIM"], "sim", many, "--check", "--max-memory", "1MiB"],
+                           capture_output=True, text=True)
+        check("the memory refusal names the 10000000 messages asked for",
+              r.returncode == 2 and " 10000000 messages " in r.stderr, r.stderr)
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
