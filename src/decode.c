@@ -758,6 +758,17 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
             st->bad += pdu_is_bad(&pdu);
         }
     }
+    /* what the stream decoder's bounds left out, said once per file */
+    struct rdma_iwarp_stats ist;
+    rdma_iwarp_stream_stats(iwarp, &ist);
+    if (ist.aged_out || ist.over_budget) {
+        sink_flush(out);
+        fprintf(stderr,
+                "rdmasim decode: %s: TCP reassembly kept at most %zu connections and %zu MiB at once: %" PRIu64
+                " connections aged out, %" PRIu64 " times a stream's octets were left out\n",
+                path, (size_t)RDMA_IWARP_DEFAULT_MAX_CONNS, (size_t)(RDMA_IWARP_DEFAULT_MAX_BYTES >> 20),
+                ist.aged_out, ist.over_budget);
+    }
     rdma_iwarp_stream_free(iwarp);
     if (rc == -1 && !oom) {
         /* libpcap stops at a damaged record; the frames before it are out. */

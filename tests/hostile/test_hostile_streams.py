@@ -123,7 +123,9 @@ def main():
             run(cmd, p)
         p = gen(tmp, "synscan", 1000000)
         for cmd in ("decode", "replay"):
-            run(cmd, p, limit_mb=512)
+            rc, _, _, err = run(cmd, p, limit_mb=512)
+            if cmd == "decode":
+                check("decode says how many connections aged out", "868928 connections aged out" in err, err)
         gap_never_delivered(tmp)
 
     print(f"{'FAIL' if failed else 'PASS'}: {failed} failed")
