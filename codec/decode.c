@@ -286,7 +286,7 @@ static enum rdma_status decode_ethertype(const struct rdma_decode_config *cfg, s
 {
     while (type == RDMA_ETHERTYPE_VLAN || type == RDMA_ETHERTYPE_QINQ) {
         if (pkt->nvlan == RDMA_MAX_VLAN)
-            return fail(pkt, RDMA_MALFORMED, "more than two VLAN tags");
+            return fail(pkt, RDMA_UNSUPPORTED, "more than twenty VLAN tags");
         struct rdma_vlan *v = &pkt->vlan[pkt->nvlan];
         const uint8_t *p = take(c, 4);
         if (!p)

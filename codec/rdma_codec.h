@@ -531,7 +531,7 @@ struct rdma_decode_config {
 };
 void rdma_decode_config_init(struct rdma_decode_config *cfg);
 
-#define RDMA_MAX_VLAN 2
+#define RDMA_MAX_VLAN 20 /* tags decoded: as many as tshark 4.0 decodes RoCE behind */
 
 struct rdma_pkt {
     uint32_t present; /* RDMA_HDR_* bits of the headers decoded below */

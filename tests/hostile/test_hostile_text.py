@@ -7,10 +7,12 @@ and a JSON ts of -0.5 s as "-1.500000000"; a name with byte 0xff made
 decode --json (several files) and replay --json emit invalid JSON, and
 names were cut after about 4,077 bytes. Now a byte that is not UTF-8 is
 written \\udcXX (Python's surrogateescape gives the byte back) and names
-are never cut.
+are never cut. RoCEv2 behind more than two VLAN tags was "other"; it is
+decoded behind up to 20, as tshark 4.0 does.
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -58,6 +60,22 @@ def main():
             except ValueError as e:
                 name = str(e)
             check(f"replay --json names a {len(p)}-byte odd name exactly", os.fsencode(name) == p, name[:200])
+        # RoCEv2 behind 3 and 20 VLAN tags (tshark 4.0 decodes up to 20)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import gen_hostile as g
+        fr = g.roce(bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]), 0x04, 1, 0, b"\0" * 8)
+        vlan = os.path.join(tmp, "vlan.pcap")
+        with open(vlan, "wb") as f:
+            f.write(g.PCAP_HDR)
+            for i, k in enumerate((3, 20, 21)):
+                x = fr[:12] + b"\x81\x00\x00\x0a" * k + fr[12:]
+                f.write(struct.pack("<IIII", 1, i, len(x), len(x)) + x)
+        r = rdmasim("decode", vlan)
+        lines = r.stdout.decode().splitlines()
+        check("RoCEv2 behind 3 and 20 VLAN tags is decoded", all("RoCEv2 RC SEND Only" in x for x in lines[:2]),
+              r.stdout.decode())
+        check("a 21st tag is unsupported, not malformed", "more than twenty VLAN tags" in lines[2] and
+              r.returncode == 0, r.stdout.decode())
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
