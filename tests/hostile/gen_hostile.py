@@ -9,6 +9,7 @@ usage: gen_hostile.py KIND N OUT.pcap
             one-octet segments behind it in order
   times  3  three frames at 10 s, 9.7 s and -0.5 s: times before the first
   pfc    N  N PFC frames pausing every priority for the longest time
+  ipv6ext 3 RoCEv2 over IPv6 behind extension headers
   qps    N  N RoCEv2 SEND-only requests, each to a QP of its own
   sendack N N SEND-only requests, each acknowledged (a message completes
             every two frames)
@@ -60,6 +61,26 @@ def roce(src, dst, opcode, qpn, psn, payload=b""):
     return ETH + ip + udp + bth + payload + struct.pack("<I", icrc)
 
 
+def roce6(ext, opcode=0x04, qpn=1, psn=0, payload=b"\0" * 8):
+    """RoCEv2 over IPv6 with extension headers `ext` [(type, bytes)] before
+    UDP; the ICRC as Linux rxe computes it (extension headers left out)."""
+    src, dst = bytes(15) + b"\x01", bytes(15) + b"\x02"
+    bth = struct.pack("!BBHII", opcode, 0, 0xFFFF, qpn, psn)
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(bth) + len(payload) + 4, 0)
+    types = [t for t, _ in ext] + [17]
+    exts = b"".join(bytes([types[i + 1]]) + body for i, (_, body) in enumerate(ext))
+    plen = len(exts) + len(udp) + len(bth) + len(payload) + 4
+    ip = struct.pack("!IHBB", 6 << 28, plen, types[0], 64) + src + dst
+    masked = bytes([ip[0] | 0x0F]) + b"\xff\xff\xff" + ip[4:7] + b"\xff" + ip[8:]
+    icrc = zlib.crc32(b"\xff" * 8 + masked + udp[:6] + b"\xff\xff" + bth[:4] + b"\xff" + bth[5:] + payload)
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x86\xdd" + ip + exts + udp + bth + payload + struct.pack("<I", icrc)
+
+
+HOP_BY_HOP = (0, b"\x00\x01\x04\0\0\0\0")        # PadN: 8 octets with the next-header octet
+DEST_OPTS = (60, b"\x01\x01\x0c" + bytes(12))      # PadN: 16 octets
+ATOMIC_FRAGMENT = (44, b"\x00\x00\x00\x00\x12\x34\x56")  # offset 0, M 0
+
+
 def frames(kind, n):
     a, b = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
     if kind == "conns":
@@ -81,6 +102,10 @@ def frames(kind, n):
         for i in range(n):
             body = struct.pack("!HH", 0x0101, 0x00FF) + struct.pack("!8H", *[0xFFFF] * 8)
             yield b"\x01\x80\xc2\x00\x00\x01" + b"\x02\0\0\0\0\x09" + b"\x88\x08" + body + b"\0" * 26
+    elif kind == "ipv6ext":  # RoCEv2 behind Hop-by-Hop, Destination Options, a whole fragment
+        yield roce6([HOP_BY_HOP])
+        yield roce6([HOP_BY_HOP, DEST_OPTS], psn=1)
+        yield roce6([ATOMIC_FRAGMENT], psn=2)
     elif kind == "qps":
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 0, b"\0" * 8)

@@ -8,10 +8,13 @@ decode --json (several files) and replay --json emit invalid JSON, and
 names were cut after about 4,077 bytes. Now a byte that is not UTF-8 is
 written \\udcXX (Python's surrogateescape gives the byte back) and names
 are never cut. RoCEv2 behind more than two VLAN tags was "other"; it is
-decoded behind up to 20, as tshark 4.0 does.
+decoded behind up to 20, as tshark 4.0 does, and RoCEv2 behind IPv6
+extension headers (Hop-by-Hop, Routing, an atomic Fragment, Destination
+Options, AH), which was "other", is decoded.
 """
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -76,6 +79,13 @@ def main():
               r.stdout.decode())
         check("a 21st tag is unsupported, not malformed", "more than twenty VLAN tags" in lines[2] and
               r.returncode == 0, r.stdout.decode())
+        v6 = gen(tmp, "ipv6ext", 3)
+        lines = rdmasim("decode", v6).stdout.decode().splitlines()
+        check("RoCEv2 behind IPv6 extension headers is decoded, ICRC as rxe computes it",
+              len(lines) == 3 and all("RoCEv2 RC SEND Only" in x and "ICRC ok" in x for x in lines), str(lines))
+        if shutil.which("tshark"):
+            t = subprocess.run(["tshark", "-r", v6], capture_output=True, text=True).stdout.splitlines()
+            check("tshark decodes the same frames as RoCE", len(t) == 3 and all("RRoCE" in x for x in t), str(t))
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
