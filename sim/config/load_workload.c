@@ -252,20 +252,22 @@ static bool cdf_load(struct loader *L, struct fy_node *at, const char *path, str
         }
         uint64_t size;
         double pct;
+        /* The errors point at the value but do not quote it: a cdf key
+         * naming some other file must not print that file's contents. */
         const char *e = sim__parse_size(a, &size);
         if (e) {
-            ok = sim__fail_at(L, &pos, "'%s' is %s", a, e);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; SIZE is %s", e);
             break;
         }
         char *end;
         pct = strtod(b, &end);
         if (*end || !isfinite(pct) || pct < 0 || pct > 100) {
             pos.col = (int)(strstr(line + pos.col - 1 + strlen(a), b) - line + 1);
-            ok = sim__fail_at(L, &pos, "'%s' is not a percentage from 0 to 100", b);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; PERCENT is not a number from 0 to 100");
             break;
         }
         if (size > CFG_MAX_MESSAGE) {
-            ok = sim__fail_at(L, &pos, "size %s is larger than a message can be (1GiB)", a);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; SIZE is larger than a message can be (1GiB)");
             break;
         }
         if (c->n && (pct < c->pct[c->n - 1] || (double)size < c->size[c->n - 1])) {

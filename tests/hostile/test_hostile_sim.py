@@ -10,7 +10,8 @@ read back when the CSVs are written, and a refresh shorter than a PFC frame
 takes on the wire at any Ethernet rate is refused at its line. The memory
 refusal of a long `repeat` named the list's next capacity ("16777216
 messages" for 10^7, "8 messages" under --max-memory 1MiB); it names what
-the entry asks for.
+the entry asks for. A `cdf:` naming some other file quoted its first
+word in the error; the error points at it without quoting.
 """
 import os
 import resource
@@ -75,6 +76,19 @@ def main():
                            capture_output=True, text=True)
         check("the memory refusal names the 10000000 messages asked for",
               r.returncode == 2 and " 10000000 messages " in r.stderr, r.stderr)
+        secret = os.path.join(tmp, "secret.txt")
+        with open(secret, "w") as f:
+            f.write("hunter2 opensesame\n")
+        cdf = os.path.join(tmp, "cdf.yaml")
+        with open(cdf, "w") as f:
+            f.write("topology:\n  hosts: [h0, h1]\n  links:\n    - {a: h0, b: h1, rate: 100Gbps, delay: 1us}\n"
+                    "workload:\n  generate:\n    - {kind: random, hosts: all, load: 0.3, cdf: secret.txt, "
+                    "duration: 10us, op: write}\n")
+        r = subprocess.run([os.environ["RDMASIM"], "sim", cdf, "--check"], capture_output=True, text=True)
+        check("a cdf naming another file is refused at its line", r.returncode == 2 and "secret.txt:1:1:" in r.stderr,
+              r.stderr)
+        check("without printing what the file holds", "hunter2" not in r.stderr and "opensesame" not in r.stderr,
+              r.stderr)
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
