@@ -377,7 +377,8 @@ struct rdma_replay_totals {
     uint64_t frames, rdma_frames, other_frames, bad_frames, snapped_frames, wire_bytes;
     uint64_t cm_messages, mgmt_frames;
     uint64_t messages_done, messages_failed;
-    uint64_t t0_sec, t0_nsec; /* the time of the first frame */
+    uint64_t t0_sec, t0_nsec; /* the time of the first frame: (int64_t)t0_sec seconds
+                               * (negative before 1970) plus t0_nsec (0..999999999) */
     uint64_t t_last;          /* the latest frame, ns since the first */
     /* frames of flows not followed because max_memory was reached, and the
      * flows followed at most */

@@ -3,7 +3,8 @@
 and file names that are not UTF-8, hold control characters or are long.
 
 Before: -0.3 s relative printed as "-1.700000000" (tshark: -0.300000000)
-and a JSON ts of -0.5 s as "-1.500000000"; a name with byte 0xff made
+and a JSON ts of -0.5 s as "-1.500000000"; replay of a capture starting
+before 1970 said it started at 18446744073709551615.5 and lasted 0 ns; a name with byte 0xff made
 decode --json (several files) and replay --json emit invalid JSON, and
 names were cut after about 4,077 bytes. Now a byte that is not UTF-8 is
 written \\udcXX (Python's surrogateescape gives the byte back) and names
@@ -37,6 +38,18 @@ def main():
         check("10.5 s before the first is -10.500000000", " -10.500000000 " in lines[2], lines[2])
         objs = [json.loads(x) for x in rdmasim("decode", "--json", times).stdout.splitlines()]
         check("JSON ts of -0.5 s is -0.500000000", objs[2]["ts"] == "-0.500000000", objs[2]["ts"])
+
+        # replay: a capture that starts before 1970 keeps its times
+        import gen_hostile as g0
+        neg = os.path.join(tmp, "neg.pcap")
+        with open(neg, "wb") as f:
+            f.write(g0.PCAP_HDR)
+            for i, (sec, ns) in enumerate([(-1, 500000000), (0, 500000000), (2, 0)]):
+                x = g0.roce(bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]), 0x04, 1, i, b"\0" * 8)
+                f.write(struct.pack("<iIII", sec, ns, len(x), len(x)) + x)
+        d = json.loads(rdmasim("replay", "--json", neg).stdout)
+        check("replay: a capture starting at -0.5 s says so", d["capture_start"] == "-0.500000000", d["capture_start"])
+        check("and lasts 2.5 s, not 0", d["summary"]["duration_ns"] == 2500000000, str(d["summary"]["duration_ns"]))
 
         tmpb = os.fsencode(tmp)
         odd = os.path.join(tmpb, b"we\xffird\x01\x7f name\xc3\x28.pcap")
