@@ -27,8 +27,19 @@
  * records it rewrites, and every record that is not whole in the file or
  * is longer than the snapshot length. Such a record it reads from its own
  * offset, so frames, lengths and the words of every error are libpcap's.
+ *
+ * A file that shrinks while it is mapped takes its pages with it: reading
+ * one raises SIGBUS. The handler installed with the first mapping puts a
+ * page of zeros where the page was (for a fault past the end of a file
+ * mapping, BUS_ADRERR, the only kind of file mapping this process makes)
+ * and counts it; every record is touched page by page before it is handed
+ * out, so the count tells rdma_capture_next() to end with an error naming
+ * the frame instead of passing zeros on.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +55,34 @@
 #define READ_BUFFER (64u << 10)
 #define FILE_HEADER 24
 #define RECORD_HEADER 16
+
+static volatile sig_atomic_t lost_pages; /* pages replaced by the SIGBUS handler */
+static uintptr_t page_size;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (si->si_code == BUS_ADRERR && si->si_addr) {
+        void *page = (void *)((uintptr_t)si->si_addr & ~(page_size - 1));
+        if (mmap(page, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+            lost_pages++;
+            return;
+        }
+    }
+    signal(sig, SIG_DFL); /* not ours: as if there were no handler */
+    raise(sig);
+}
+
+static void install_sigbus(void)
+{
+    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
 
 static uint32_t get32(const uint8_t *p, bool swapped)
 {
@@ -237,6 +276,9 @@ static void map_classic(struct rdma_capture *c, int fd)
         !records_as_stored(c->linktype) ||
         (c->swapped && (c->linktype == DLT_LINUX_SLL || c->linktype == DLT_LINUX_SLL2)))
         return;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_sigbus);
+    c->faults = (unsigned long)lost_pages;
     c->fd = fd;
     c->snapshot = (uint32_t)pcap_snapshot(c->pc);
     c->size = (uint64_t)st.st_size;
@@ -337,6 +379,18 @@ int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f)
     uint64_t n = RECORD_HEADER + (uint64_t)caplen;
     if (caplen > c->snapshot || left < n || !(h = window(c, c->pos, n)))
         return next_libpcap(c, f);
+    /* a page of the record the file no longer has reads as zeros: look */
+    for (uint64_t o = 0; o < n; o += page_size)
+        (void)*(volatile const uint8_t *)(h + o);
+    (void)*(volatile const uint8_t *)(h + n - 1);
+    if ((unsigned long)lost_pages != c->faults) {
+        struct stat st;
+        long long now = fstat(c->fd, &st) ? -1 : (long long)st.st_size;
+        snprintf(c->error, sizeof c->error, "the file shrank while it was read (from %llu to %lld bytes)",
+                 (unsigned long long)c->size, now);
+        c->faults = (unsigned long)lost_pages;
+        return -1;
+    }
     rdma_capture_record(c, h, f);
     c->pos += RECORD_HEADER + (uint64_t)caplen;
     /* Where the next record starts is known only once this one's length

@@ -41,6 +41,7 @@ struct rdma_capture {
     bool next_mapped, next_given;
     struct rdma_capture_span *dead; /* held: released windows, for rdma_capture_dead() */
     size_t ndead, dead_cap;
+    unsigned long faults; /* pages of the file found gone, when opened (see capture.c) */
     char error[PCAP_ERRBUF_SIZE];
 };
 

@@ -191,7 +191,7 @@ static enum rdma_status decode_rocev1(const struct rdma_decode_config *cfg, stru
 }
 
 static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct cursor *c,
-                                   struct rdma_pkt *pkt, size_t l3_at, size_t l3_end)
+                                   struct rdma_pkt *pkt, size_t l3_at, size_t l3_end, size_t ext_len)
 {
     size_t udp_at = c->pos;
     if (!TAKE_HEADER(c, pkt, RDMA_UDP_FIELDS, RDMA_HDR_UDP, RDMA_HDR_SIZE_UDP, &pkt->udp))
@@ -207,7 +207,14 @@ static enum rdma_status decode_udp(const struct rdma_decode_config *cfg, struct 
     if (end <= c->captured)
         __builtin_prefetch(c->start + end - ICRC_LEN);
     decode_transport(c, pkt, end);
-    check_icrc(cfg, pkt, rdma_icrc_rocev2, c->start + l3_at, end - ICRC_LEN - l3_at);
+    if (!ext_len) {
+        check_icrc(cfg, pkt, rdma_icrc_rocev2, c->start + l3_at, end - ICRC_LEN - l3_at);
+    } else if (pkt->icrc.present && cfg->verify_crc) {
+        pkt->icrc.computed = rdma_icrc_rocev2_ipv6_ext(c->start + l3_at, ext_len, end - ICRC_LEN - l3_at);
+        pkt->icrc.ok = pkt->icrc.computed == pkt->icrc.value;
+        if (!pkt->icrc.ok)
+            fail(pkt, RDMA_BAD_ICRC, "ICRC mismatch");
+    }
     return (enum rdma_status)pkt->status;
 }
 
@@ -233,8 +240,16 @@ static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct
         return fail(pkt, RDMA_MALFORMED, "IPv4 total length disagrees with the frame");
     if (pkt->ip.proto != IP_PROTO_UDP || pkt->ip.frag_offset || (pkt->ip.flags & 1))
         return (enum rdma_status)pkt->status;
-    return decode_udp(cfg, c, pkt, at, end);
+    return decode_udp(cfg, c, pkt, at, end, 0);
 }
+
+/* IPv6 extension headers that may stand before UDP (RFC 8200 4.1): Hop-by-
+ * Hop Options, Routing, Fragment (only an atomic one, offset 0 and no more
+ * fragments: anything else is not a whole datagram), Destination Options
+ * and the Authentication Header. At most this many are walked, as tshark
+ * does not stop at any number the wire allows. */
+#define IPV6_EXT_MAX 8
+enum { IP6_HOPOPT = 0, IP6_ROUTING = 43, IP6_FRAGMENT = 44, IP6_AH = 51, IP6_DSTOPTS = 60 };
 
 static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct cursor *c,
                                     struct rdma_pkt *pkt)
@@ -247,9 +262,27 @@ static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct
     size_t end = c->pos + pkt->ipv6.plen;
     if (end > c->wire)
         return fail(pkt, RDMA_MALFORMED, "IPv6 payload length exceeds the frame");
-    if (pkt->ipv6.nxt != IP_PROTO_UDP)
+    uint8_t nxt = pkt->ipv6.nxt;
+    size_t ext_at = c->pos;
+    for (unsigned i = 0; i < IPV6_EXT_MAX && nxt != IP_PROTO_UDP; i++) {
+        if (nxt != IP6_HOPOPT && nxt != IP6_ROUTING && nxt != IP6_FRAGMENT && nxt != IP6_AH && nxt != IP6_DSTOPTS)
+            return (enum rdma_status)pkt->status;
+        const uint8_t *h = take(c, 2);
+        if (!h)
+            return truncated(pkt, "IPv6 extension header");
+        size_t len = nxt == IP6_FRAGMENT ? 8 : nxt == IP6_AH ? ((size_t)h[1] + 2) * 4 : ((size_t)h[1] + 1) * 8;
+        if (c->pos - 2 + len > end)
+            return fail(pkt, RDMA_MALFORMED, "IPv6 extension header runs past the payload length");
+        const uint8_t *rest = take(c, len - 2);
+        if (!rest)
+            return truncated(pkt, "IPv6 extension header");
+        if (nxt == IP6_FRAGMENT && (rdma_get_be16(rest) & 0xfff9))
+            return (enum rdma_status)pkt->status; /* a fragment: offset or M set */
+        nxt = h[0];
+    }
+    if (nxt != IP_PROTO_UDP)
         return (enum rdma_status)pkt->status;
-    return decode_udp(cfg, c, pkt, at, end);
+    return decode_udp(cfg, c, pkt, at, end, c->pos - ext_at);
 }
 
 static enum rdma_status decode_mac_control(struct cursor *c, struct rdma_pkt *pkt)
@@ -286,7 +319,7 @@ static enum rdma_status decode_ethertype(const struct rdma_decode_config *cfg, s
 {
     while (type == RDMA_ETHERTYPE_VLAN || type == RDMA_ETHERTYPE_QINQ) {
         if (pkt->nvlan == RDMA_MAX_VLAN)
-            return fail(pkt, RDMA_MALFORMED, "more than two VLAN tags");
+            return fail(pkt, RDMA_UNSUPPORTED, "more than twenty VLAN tags");
         struct rdma_vlan *v = &pkt->vlan[pkt->nvlan];
         const uint8_t *p = take(c, 4);
         if (!p)

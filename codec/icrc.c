@@ -126,6 +126,24 @@ uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len)
     return crc_masked(buf, 8 + n, ip + n, len - n);
 }
 
+uint32_t rdma_icrc_rocev2_ipv6_ext(const uint8_t *ip, size_t ext_len, size_t len)
+{
+    uint8_t buf[8 + IPV6_LEN + UDP_LEN + BTH_LEN];
+    size_t n = IPV6_LEN + ext_len + UDP_LEN + BTH_LEN;
+    if (len < n)
+        return 0;
+    memset(buf, 0xff, 8);
+    memcpy(buf + 8, ip, IPV6_LEN);
+    memcpy(buf + 8 + IPV6_LEN, ip + IPV6_LEN + ext_len, UDP_LEN + BTH_LEN);
+    uint8_t *h = buf + 8;
+    h[0] |= 0x0f; /* traffic class and flow label */
+    h[1] = h[2] = h[3] = 0xff;
+    h[7] = 0xff; /* hop limit */
+    h[IPV6_LEN + 6] = h[IPV6_LEN + 7] = 0xff; /* UDP checksum */
+    h[IPV6_LEN + UDP_LEN + BTH_VARIANT_BYTE] = 0xff;
+    return crc_masked(buf, sizeof buf, ip + n, len - n);
+}
+
 uint32_t rdma_icrc_grh(const uint8_t *grh, size_t len)
 {
     uint8_t buf[8 + IPV6_LEN + BTH_LEN];

@@ -531,7 +531,7 @@ struct rdma_decode_config {
 };
 void rdma_decode_config_init(struct rdma_decode_config *cfg);
 
-#define RDMA_MAX_VLAN 2
+#define RDMA_MAX_VLAN 20 /* tags decoded: as many as tshark 4.0 decodes RoCE behind */
 
 struct rdma_pkt {
     uint32_t present; /* RDMA_HDR_* bits of the headers decoded below */
@@ -611,6 +611,11 @@ void rdma_pkt_set_opcode(struct rdma_pkt *pkt, uint8_t opcode);
  * model begins with (the IP header, the GRH, or the LRH), `len` runs up to
  * but not including the ICRC. */
 uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len);
+/* RoCEv2 over IPv6 with ext_len bytes of extension headers between the
+ * fixed header and UDP: as Linux rxe computes it, over the fixed header
+ * (masked as above, its next header and payload length as sent) then UDP
+ * on, the extension headers left out. */
+uint32_t rdma_icrc_rocev2_ipv6_ext(const uint8_t *ip, size_t ext_len, size_t len);
 uint32_t rdma_icrc_grh(const uint8_t *grh, size_t len);
 uint32_t rdma_icrc_lrh(const uint8_t *lrh, size_t len);
 uint16_t rdma_vcrc(const uint8_t *lrh, size_t len);

@@ -425,6 +425,9 @@ struct rdma_iwarp_pdu {
     struct rdma_tcp_ends ends;
     struct rdma_mpa_frame mpa;
     struct rdma_iwarp_fpdu fpdu;
+    /* An error about a connection that aged out (see rdma_iwarp_limits),
+     * not about the fed frame's. */
+    bool aged;
 };
 
 /* What one frame was to the stream decoder. */
@@ -439,6 +442,32 @@ struct rdma_iwarp_seg {
 struct rdma_iwarp_stream;
 struct rdma_iwarp_stream *rdma_iwarp_stream_new(void);
 void rdma_iwarp_stream_free(struct rdma_iwarp_stream *s);
+
+/* What a stream decoder may hold, whatever the capture. Past max_conns
+ * connections the least recently active one ages out (an MPA connection
+ * with an error PDU whose `aged` is set, plain TCP only counted); past
+ * max_bytes octets held by all directions together (partial PDUs and
+ * out-of-order octets, about 1.13 bytes of memory per octet held out of
+ * order), the direction asking for more stops being followed and says so.
+ * A connection costs about 400 bytes besides what it holds. Zero keeps
+ * the default. */
+#define RDMA_IWARP_DEFAULT_MAX_CONNS ((size_t)1 << 17)
+#define RDMA_IWARP_DEFAULT_MAX_BYTES ((size_t)256 << 20)
+struct rdma_iwarp_limits {
+    size_t max_conns;
+    size_t max_bytes;
+};
+void rdma_iwarp_stream_set_limits(struct rdma_iwarp_stream *s, const struct rdma_iwarp_limits *lim);
+
+struct rdma_iwarp_stats {
+    size_t conns;          /* tracked now */
+    size_t bytes_held;     /* now */
+    uint64_t aged_out;     /* connections that left the table to make room */
+    uint64_t refused;      /* connections not tracked: memory ran out */
+    uint64_t over_budget;  /* times a direction was refused octets by max_bytes */
+    uint64_t conflicts;    /* segments whose octets differ from those already seen */
+};
+void rdma_iwarp_stream_stats(const struct rdma_iwarp_stream *s, struct rdma_iwarp_stats *st);
 
 /* Feed one frame that rdma_decode() filled into pkt. Sets pkt->proto to
  * RDMA_PROTO_IWARP for frames of MPA connections. The PDUs this frame

@@ -4,8 +4,10 @@
  *
  *   frame -> rdma_tcp_decode -> connection (hash of both endpoints) -> direction
  *     in order:      parse in place; an unfinished PDU's octets are held
- *     out of order:  held until the gap closes (or counted lost past MAX_OOO)
- *     already seen:  dropped ("retransmission")
+ *     out of order:  held in a ring indexed by sequence number until the gap
+ *                    closes (or counted lost past MAX_OOO octets ahead)
+ *     already seen:  dropped ("retransmission"); different octets in an
+ *                    overlap are reported ("retransmission with different data")
  *   direction state: START (Request/Reply key?) -> WAIT_REPLY -> FPDU
  *                    START (no key, joined mid-stream) -> PROBE (markers?) -> FPDU | SKIP
  *
@@ -13,27 +15,32 @@
  * octets of the window, or the first PROBE_LEN octets of a stream joined
  * mid-way: memory follows the data in flight, not the capture. Connections
  * are freed when both sides have sent FIN, or on RST.
+ *
+ * Bounds, whatever the capture: connections live in a hash table that
+ * doubles as they are added (O(1) lookup) and in a list by last activity;
+ * past max_conns the least recently active connection ages out (reported
+ * when it was MPA or held octets, counted otherwise). All octets held by
+ * all connections together stay under max_bytes: past it, the direction
+ * that asks for more loses what it holds and the loss is reported.
+ * rdma_iwarp_finish() walks the connections once.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bytes.h"
 #include "iwarp_internal.h"
 
-#define CONN_BUCKETS 1024
-#define MAX_OOO (1u << 20)     /* out-of-order octets before the missing ones count as lost */
+#define MIN_BUCKETS 1024
+#define MAX_OOO (1u << 20)     /* octets ahead of a hole before the missing ones count as lost */
+#define MIN_RING 4096u         /* smallest out-of-order ring */
 /* In-order octets held: an unfinished PDU, or what a filled hole released. */
 #define MAX_HELD (MAX_OOO + 256u * 1024)
 #define PROBE_LEN 2048         /* octets searched for markers on a stream joined mid-way */
 #define ADDR_KEY_MAX 36        /* two IPv6 addresses and two ports */
 
 enum dir_state { DS_START, DS_WAIT_REPLY, DS_FPDU, DS_PROBE, DS_SKIP };
-
-struct ooo {
-    struct ooo *next;
-    uint32_t seq, len;
-    uint8_t data[];
-};
 
 struct dir {
     uint8_t state;      /* enum dir_state */
@@ -48,7 +55,13 @@ struct dir {
     size_t off, len, cap;
     uint32_t buf_seq;
     uint64_t buf_frame; /* frame the oldest held octet came in */
-    struct ooo *ooo;
+    /* Out-of-order octets: the octet of sequence q sits at ring[q & (rcap-1)]
+     * when bit q & (rcap-1) of have is set; all lie in [nxt, nxt + rcap). */
+    uint8_t *ring;
+    uint64_t *have;
+    uint32_t rcap;
+    uint32_t ooo_hi;    /* one past the highest held out-of-order octet */
+    uint64_t ooo_frame; /* frame of the oldest held out-of-order octet */
     size_t ooo_bytes;
     const char *error;  /* reported by the next rdma_iwarp_next() */
     uint8_t error_status;
@@ -56,7 +69,9 @@ struct dir {
 };
 
 struct conn {
-    struct conn *next;
+    struct conn *next;              /* hash chain */
+    struct conn *older, *newer;     /* by last activity */
+    uint64_t last_frame;
     uint8_t key[ADDR_KEY_MAX];
     uint8_t keylen;
     bool mpa;     /* recognized from its Request/Reply or its markers */
@@ -68,7 +83,17 @@ struct conn {
 };
 
 struct rdma_iwarp_stream {
-    struct conn *bucket[CONN_BUCKETS];
+    struct conn **bucket;
+    size_t nbuckets, nconns;
+    struct conn *oldest, *newest;
+    struct conn *aged;     /* aged out, reported by rdma_iwarp_next(), then freed */
+    struct conn *fin_c;    /* rdma_iwarp_finish(): where it goes on */
+    bool fin_started;
+    unsigned fin_di;
+    size_t bytes;          /* held by all directions: buffers and rings */
+    struct rdma_iwarp_limits lim;
+    struct rdma_iwarp_stats st;
+    char reason[128];      /* a reason with numbers in it, valid until the next call */
     struct conn *cur;      /* connection of the frame being fed */
     unsigned cur_dir;
     bool other_pending;    /* the handshake completed: the other direction may parse */
@@ -86,26 +111,65 @@ static bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 
 struct rdma_iwarp_stream *rdma_iwarp_stream_new(void)
 {
-    return calloc(1, sizeof(struct rdma_iwarp_stream));
+    struct rdma_iwarp_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->bucket = calloc(MIN_BUCKETS, sizeof *s->bucket);
+    if (!s->bucket) {
+        free(s);
+        return NULL;
+    }
+    s->nbuckets = MIN_BUCKETS;
+    s->lim.max_conns = RDMA_IWARP_DEFAULT_MAX_CONNS;
+    s->lim.max_bytes = RDMA_IWARP_DEFAULT_MAX_BYTES;
+    return s;
 }
 
-static void dir_release(struct dir *d)
+void rdma_iwarp_stream_set_limits(struct rdma_iwarp_stream *s, const struct rdma_iwarp_limits *lim)
 {
-    free(d->buf);
-    d->buf = 0;
-    d->off = d->len = d->cap = 0;
-    while (d->ooo) {
-        struct ooo *o = d->ooo;
-        d->ooo = o->next;
-        free(o);
-    }
+    s->lim = *lim;
+    if (!s->lim.max_conns)
+        s->lim.max_conns = RDMA_IWARP_DEFAULT_MAX_CONNS;
+    if (!s->lim.max_bytes)
+        s->lim.max_bytes = RDMA_IWARP_DEFAULT_MAX_BYTES;
+}
+
+void rdma_iwarp_stream_stats(const struct rdma_iwarp_stream *s, struct rdma_iwarp_stats *st)
+{
+    *st = s->st;
+    st->conns = s->nconns;
+    st->bytes_held = s->bytes;
+}
+
+static size_t ring_bytes(uint32_t rcap)
+{
+    return rcap ? rcap + rcap / 8 : 0;
+}
+
+static void ring_release(struct rdma_iwarp_stream *s, struct dir *d)
+{
+    s->bytes -= ring_bytes(d->rcap);
+    free(d->ring);
+    free(d->have);
+    d->ring = 0;
+    d->have = 0;
+    d->rcap = 0;
     d->ooo_bytes = 0;
 }
 
-static void conn_free(struct conn *c)
+static void dir_release(struct rdma_iwarp_stream *s, struct dir *d)
 {
-    dir_release(&c->d[0]);
-    dir_release(&c->d[1]);
+    s->bytes -= d->cap;
+    free(d->buf);
+    d->buf = 0;
+    d->off = d->len = d->cap = 0;
+    ring_release(s, d);
+}
+
+static void conn_free(struct rdma_iwarp_stream *s, struct conn *c)
+{
+    dir_release(s, &c->d[0]);
+    dir_release(s, &c->d[1]);
     free(c);
 }
 
@@ -113,24 +177,26 @@ void rdma_iwarp_stream_free(struct rdma_iwarp_stream *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < CONN_BUCKETS; i++) {
-        while (s->bucket[i]) {
-            struct conn *c = s->bucket[i];
-            s->bucket[i] = c->next;
-            conn_free(c);
-        }
+    for (struct conn *c = s->oldest, *n; c; c = n) {
+        n = c->newer;
+        conn_free(s, c);
     }
+    for (struct conn *c = s->aged, *n; c; c = n) {
+        n = c->next;
+        conn_free(s, c);
+    }
+    free(s->bucket);
     free(s);
 }
 
 /* ---- connections ---------------------------------------------------------- */
 
-static uint32_t key_hash(const uint8_t *k, size_t n)
+static size_t key_hash(const struct rdma_iwarp_stream *s, const uint8_t *k, size_t n)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
+    uint64_t h = 14695981039346656037u; /* FNV-1a, 64 bits */
     for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 16777619u;
-    return h & (CONN_BUCKETS - 1);
+        h = (h ^ k[i]) * 1099511628211u;
+    return (size_t)(h ^ (h >> 29)) & (s->nbuckets - 1);
 }
 
 /* Both directions of a connection share one key: the endpoint that sorts
@@ -173,31 +239,118 @@ static void pdu_ends(struct rdma_iwarp_pdu *pdu, const struct conn *c, unsigned 
     e->dstport = rdma_get_be16(to + alen);
 }
 
-static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, size_t n, bool create)
+static void lru_unlink(struct rdma_iwarp_stream *s, struct conn *c)
 {
-    uint32_t h = key_hash(key, n);
-    for (struct conn *c = s->bucket[h]; c; c = c->next)
-        if (c->keylen == n && !memcmp(c->key, key, n))
-            return c;
-    if (!create)
-        return 0;
-    struct conn *c = calloc(1, sizeof *c);
-    if (!c)
-        return 0;
-    memcpy(c->key, key, n);
-    c->keylen = (uint8_t)n;
-    c->next = s->bucket[h];
-    s->bucket[h] = c;
-    return c;
+    if (c->older)
+        c->older->newer = c->newer;
+    else
+        s->oldest = c->newer;
+    if (c->newer)
+        c->newer->older = c->older;
+    else
+        s->newest = c->older;
+    c->older = c->newer = 0;
+}
+
+static void lru_append(struct rdma_iwarp_stream *s, struct conn *c)
+{
+    c->older = s->newest;
+    c->newer = 0;
+    if (s->newest)
+        s->newest->newer = c;
+    else
+        s->oldest = c;
+    s->newest = c;
+}
+
+/* Take c out of the table and the activity list. */
+static void conn_unlink(struct rdma_iwarp_stream *s, struct conn *c)
+{
+    struct conn **pp = &s->bucket[key_hash(s, c->key, c->keylen)];
+    while (*pp != c)
+        pp = &(*pp)->next;
+    *pp = c->next;
+    c->next = 0;
+    lru_unlink(s, c);
+    s->nconns--;
 }
 
 static void conn_remove(struct rdma_iwarp_stream *s, struct conn *c)
 {
-    struct conn **pp = &s->bucket[key_hash(c->key, c->keylen)];
-    while (*pp != c)
-        pp = &(*pp)->next;
-    *pp = c->next;
-    conn_free(c);
+    conn_unlink(s, c);
+    conn_free(s, c);
+}
+
+/* The least recently active connection leaves the table: reported when it
+ * was MPA, else only counted (plain TCP is not ours to report). */
+static void age_out_oldest(struct rdma_iwarp_stream *s)
+{
+    struct conn *c = s->oldest;
+    conn_unlink(s, c);
+    s->st.aged_out++;
+    if (c->mpa) {
+        c->next = s->aged;
+        s->aged = c;
+    } else {
+        conn_free(s, c);
+    }
+}
+
+static void grow_table(struct rdma_iwarp_stream *s)
+{
+    size_t nb = s->nbuckets * 2;
+    struct conn **b = calloc(nb, sizeof *b);
+    if (!b)
+        return; /* longer chains, still correct */
+    struct conn **old = s->bucket;
+    size_t on = s->nbuckets;
+    s->bucket = b;
+    s->nbuckets = nb;
+    for (size_t i = 0; i < on; i++) {
+        for (struct conn *c = old[i], *n; c; c = n) {
+            n = c->next;
+            size_t h = key_hash(s, c->key, c->keylen);
+            c->next = b[h];
+            b[h] = c;
+        }
+    }
+    free(old);
+}
+
+static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, size_t n, bool create)
+{
+    size_t h = key_hash(s, key, n);
+    for (struct conn *c = s->bucket[h]; c; c = c->next) {
+        if (c->keylen == n && !memcmp(c->key, key, n)) {
+            c->last_frame = s->frame;
+            if (s->newest != c) {
+                lru_unlink(s, c);
+                lru_append(s, c);
+            }
+            return c;
+        }
+    }
+    if (!create)
+        return 0;
+    while (s->nconns >= s->lim.max_conns && s->oldest)
+        age_out_oldest(s);
+    if (s->nconns >= s->nbuckets) {
+        grow_table(s);
+        h = key_hash(s, key, n);
+    }
+    struct conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        s->st.refused++;
+        return 0;
+    }
+    memcpy(c->key, key, n);
+    c->keylen = (uint8_t)n;
+    c->last_frame = s->frame;
+    c->next = s->bucket[h];
+    s->bucket[h] = c;
+    lru_append(s, c);
+    s->nconns++;
+    return c;
 }
 
 /* ---- holding octets ------------------------------------------------------ */
@@ -210,10 +363,10 @@ static void set_error(struct dir *d, enum rdma_status st, const char *why)
     }
 }
 
-static void skip_dir(struct dir *d)
+static void skip_dir(struct rdma_iwarp_stream *s, struct dir *d)
 {
     d->state = DS_SKIP;
-    dir_release(d);
+    dir_release(s, d);
 }
 
 /* Append in-order octets that start at seq to what the direction holds. */
@@ -230,19 +383,28 @@ static bool hold(struct rdma_iwarp_stream *s, struct dir *d, uint32_t seq, const
     }
     if (d->len + n > MAX_HELD) {
         set_error(d, RDMA_MALFORMED, "more octets held for one PDU than any PDU has");
-        skip_dir(d);
+        skip_dir(s, d);
         return false;
     }
     if (d->len + n > d->cap) {
-        size_t cap = d->cap ? d->cap : 4096;
+        size_t cap = d->cap ? d->cap : 256;
         while (cap < d->len + n)
             cap *= 2;
+        if (s->bytes - d->cap + cap > s->lim.max_bytes) {
+            s->st.over_budget++;
+            /* a stream not yet known to be MPA is only counted */
+            if (d->state == DS_FPDU || d->state == DS_WAIT_REPLY)
+                set_error(d, RDMA_TRUNCATED, "octets held over the limit for all connections: this direction is no longer followed");
+            skip_dir(s, d);
+            return false;
+        }
         uint8_t *nb = realloc(d->buf, cap);
         if (!nb) {
             set_error(d, RDMA_MALFORMED, "out of memory holding a PDU");
-            skip_dir(d);
+            skip_dir(s, d);
             return false;
         }
+        s->bytes += cap - d->cap;
         d->buf = nb;
         d->cap = cap;
     }
@@ -251,57 +413,170 @@ static bool hold(struct rdma_iwarp_stream *s, struct dir *d, uint32_t seq, const
     return true;
 }
 
-static void ooo_insert(struct dir *d, uint32_t seq, const uint8_t *p, size_t n)
+static bool have_bit(const struct dir *d, uint32_t q)
 {
-    struct ooo **pp = &d->ooo;
-    while (*pp && seq_lt((*pp)->seq, seq))
-        pp = &(*pp)->next;
-    if (*pp && (*pp)->seq == seq && (*pp)->len >= n)
-        return; /* the same segment again */
-    struct ooo *o = malloc(sizeof *o + n);
-    if (!o)
-        return;
-    o->seq = seq;
-    o->len = (uint32_t)n;
-    memcpy(o->data, p, n);
-    o->next = *pp;
-    *pp = o;
-    d->ooo_bytes += n;
+    uint32_t i = q & (d->rcap - 1);
+    return d->have[i >> 6] >> (i & 63) & 1;
 }
 
-/* Move held out-of-order segments that now continue the stream. */
-static void ooo_drain(struct rdma_iwarp_stream *s, struct dir *d)
+static void set_bit(struct dir *d, uint32_t q)
 {
-    while (d->ooo && !seq_lt(d->nxt, d->ooo->seq)) {
-        struct ooo *o = d->ooo;
-        d->ooo = o->next;
-        d->ooo_bytes -= o->len;
-        uint32_t end = o->seq + o->len;
-        if (seq_lt(d->nxt, end) && d->state != DS_SKIP) {
-            uint32_t skip = d->nxt - o->seq;
-            if (hold(s, d, d->nxt, o->data + skip, o->len - skip))
-                d->nxt = end;
-        } else if (seq_lt(d->nxt, end)) {
-            d->nxt = end;
+    uint32_t i = q & (d->rcap - 1);
+    d->have[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+static void clear_bit(struct dir *d, uint32_t q)
+{
+    uint32_t i = q & (d->rcap - 1);
+    d->have[i >> 6] &= ~((uint64_t)1 << (i & 63));
+}
+
+/* Octets from q on (at most lim) before the first held one: lim if none. */
+static uint32_t to_next_held(const struct dir *d, uint32_t q, uint32_t lim)
+{
+    uint32_t k = 0;
+    while (k < lim) {
+        uint32_t i = (q + k) & (d->rcap - 1);
+        uint64_t w = d->have[i >> 6] >> (i & 63);
+        if (w)
+            return k + (uint32_t)__builtin_ctzll(w) < lim ? k + (uint32_t)__builtin_ctzll(w) : lim;
+        k += 64 - (i & 63);
+    }
+    return lim;
+}
+
+/* A ring that spans at least `span` octets from nxt; false when the limit
+ * for all connections or memory says no. */
+static bool ring_fit(struct rdma_iwarp_stream *s, struct dir *d, uint32_t span)
+{
+    if (span <= d->rcap)
+        return true;
+    uint32_t cap = d->rcap ? d->rcap : MIN_RING;
+    while (cap < span)
+        cap *= 2;
+    if (s->bytes - ring_bytes(d->rcap) + ring_bytes(cap) > s->lim.max_bytes) {
+        s->st.over_budget++;
+        return false;
+    }
+    uint8_t *ring = malloc(cap);
+    uint64_t *have = calloc(cap / 64, sizeof *have);
+    if (!ring || !have) {
+        free(ring);
+        free(have);
+        return false;
+    }
+    struct dir nd = *d;
+    nd.ring = ring;
+    nd.have = have;
+    nd.rcap = cap;
+    if (d->ooo_bytes) {
+        for (uint32_t q = d->nxt; seq_lt(q, d->ooo_hi); q++) {
+            if (have_bit(d, q)) {
+                ring[q & (cap - 1)] = d->ring[q & (d->rcap - 1)];
+                set_bit(&nd, q);
+            }
         }
-        free(o);
+    }
+    s->bytes += ring_bytes(cap) - ring_bytes(d->rcap);
+    free(d->ring);
+    free(d->have);
+    d->ring = ring;
+    d->have = have;
+    d->rcap = cap;
+    return true;
+}
+
+/* Octets p[0..n) at seq, seq after nxt and within MAX_OOO of it. Octets
+ * already held are kept; a different value is counted in *conflicts. */
+static bool ooo_insert(struct rdma_iwarp_stream *s, struct dir *d, uint32_t seq, const uint8_t *p, size_t n,
+                       unsigned *conflicts)
+{
+    if (!ring_fit(s, d, seq + (uint32_t)n - d->nxt))
+        return false;
+    bool had = d->ooo_bytes != 0;
+    if (!had)
+        d->ooo_frame = s->frame;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t q = seq + (uint32_t)i;
+        uint8_t *slot = &d->ring[q & (d->rcap - 1)];
+        if (have_bit(d, q)) {
+            *conflicts += *slot != p[i];
+            continue;
+        }
+        *slot = p[i];
+        set_bit(d, q);
+        d->ooo_bytes++;
+    }
+    if (!had || seq_lt(d->ooo_hi, seq + (uint32_t)n))
+        d->ooo_hi = seq + (uint32_t)n;
+    return true;
+}
+
+/* In-order octets p[0..n) at from just moved nxt past held ones: drop
+ * those, comparing them. */
+static void ooo_covered(struct dir *d, uint32_t from, const uint8_t *p, size_t n, unsigned *conflicts)
+{
+    if (!d->ooo_bytes)
+        return;
+    size_t lim = n < d->rcap ? n : d->rcap;
+    for (size_t i = 0; i < lim && d->ooo_bytes; i++) {
+        uint32_t q = from + (uint32_t)i;
+        if (have_bit(d, q)) {
+            *conflicts += d->ring[q & (d->rcap - 1)] != p[i];
+            clear_bit(d, q);
+            d->ooo_bytes--;
+        }
     }
 }
 
-/* The capture lost octets the peer did send: continue after the hole. */
-static void capture_gap(struct rdma_iwarp_stream *s, struct dir *d)
+/* Move held out-of-order octets that now continue the stream. */
+static void ooo_drain(struct rdma_iwarp_stream *s, struct dir *d)
+{
+    while (d->ooo_bytes && have_bit(d, d->nxt)) {
+        uint32_t run = 0;
+        while (run < d->ooo_bytes && have_bit(d, d->nxt + run))
+            run++;
+        uint32_t q = d->nxt, i = q & (d->rcap - 1);
+        for (uint32_t k = 0; k < run; k++)
+            clear_bit(d, q + k);
+        d->ooo_bytes -= run;
+        d->nxt += run;
+        if (d->state == DS_SKIP)
+            continue;
+        uint32_t first = run < d->rcap - i ? run : d->rcap - i;
+        if (!hold(s, d, q, d->ring + i, first))
+            return;
+        if (first < run && !hold(s, d, q + first, d->ring, run - first))
+            return;
+    }
+}
+
+/* The capture lost octets the peer did send: continue after the hole,
+ * at the first held octet (or at `to` when none is held). */
+static void capture_gap(struct rdma_iwarp_stream *s, struct dir *d, uint32_t to)
 {
     d->off = d->len = 0;
-    d->nxt = d->ooo->seq;
+    if (d->ooo_bytes)
+        d->nxt += to_next_held(d, d->nxt, d->rcap);
+    else
+        d->nxt = to;
     s->seg->note = "capture gap: octets missing";
     if (d->state == DS_FPDU && d->fr.markers) {
         d->resync = true;
     } else if (d->state == DS_FPDU) {
         set_error(d, RDMA_MALFORMED, "FPDU boundaries lost in a capture gap without markers");
-        skip_dir(d);
+        skip_dir(s, d);
         return;
     }
     ooo_drain(s, d);
+}
+
+static void note_conflicts(struct rdma_iwarp_stream *s, unsigned conflicts)
+{
+    if (conflicts) {
+        s->st.conflicts++;
+        s->seg->note = "retransmission with different data";
+    }
 }
 
 static void accept_data(struct rdma_iwarp_stream *s, struct dir *d, unsigned di, uint32_t seq,
@@ -327,21 +602,40 @@ static void accept_data(struct rdma_iwarp_stream *s, struct dir *d, unsigned di,
         seq = d->nxt;
         s->seg->note = "partial retransmission";
     }
+    unsigned conflicts = 0;
     if (seq != d->nxt) {
-        ooo_insert(d, seq, p, n);
         s->seg->note = "out of order: held";
-        if (d->ooo_bytes > MAX_OOO)
-            capture_gap(s, d);
-        return;
+        /* Too far ahead of the hole, or no room to hold it: what lies
+         * before the segment is lost. */
+        while (d->state != DS_SKIP && seq_lt(d->nxt, seq)) {
+            if (seq + (uint32_t)n - d->nxt <= MAX_OOO && ooo_insert(s, d, seq, p, n, &conflicts)) {
+                note_conflicts(s, conflicts);
+                return;
+            }
+            if (seq + (uint32_t)n - d->nxt <= MAX_OOO)
+                ring_release(s, d); /* no room: held octets are lost too */
+            capture_gap(s, d, seq);
+        }
+        if (d->state == DS_SKIP || !seq_lt(d->nxt, seq + (uint32_t)n))
+            return;
+        if (seq_lt(seq, d->nxt)) { /* the gap released octets this segment also carries */
+            uint32_t dup = d->nxt - seq;
+            p += dup;
+            n -= dup;
+            seq = d->nxt;
+        }
     }
+    uint32_t from = d->nxt;
     d->nxt += (uint32_t)n;
-    if (d->len == d->off && !d->ooo) {
+    if (d->len == d->off && !d->ooo_bytes) {
         s->zc = p;
         s->zc_len = n;
         s->zc_seq = seq;
         s->zc_dir = di;
         return;
     }
+    ooo_covered(d, from, p, n, &conflicts);
+    note_conflicts(s, conflicts);
     if (hold(s, d, seq, p, n))
         ooo_drain(s, d);
 }
@@ -549,8 +843,8 @@ static void handshake(struct rdma_iwarp_stream *s, struct conn *c, unsigned di, 
         return;
     }
     if (f->hdr.rej_flag) {
-        skip_dir(d);
-        skip_dir(o);
+        skip_dir(s, d);
+        skip_dir(s, o);
         return;
     }
     bool crc = f->hdr.crc_flag || (c->have_req && c->req_c);
@@ -603,22 +897,22 @@ static enum step step_start(struct rdma_iwarp_stream *s, struct conn *c, unsigne
     if (st == RDMA_MALFORMED) {
         c->mpa = true;
         pdu_error(pdu, RDMA_MALFORMED, "MPA Request/Reply private data longer than 512 or without its IRD/ORD word", s->frame);
-        skip_dir(d);
-        skip_dir(&c->d[di ^ 1]);
+        skip_dir(s, d);
+        skip_dir(s, &c->d[di ^ 1]);
         *used = n;
         return STEP_PDU;
     }
     *used = 0;
     if (c->have_req) {
         pdu_error(pdu, RDMA_MALFORMED, "MPA Request answered without a Reply", s->frame);
-        skip_dir(d);
-        skip_dir(&c->d[di ^ 1]);
+        skip_dir(s, d);
+        skip_dir(s, &c->d[di ^ 1]);
         return STEP_PDU;
     }
     if (d->syn && seq == d->start) {
         /* Seen from its first octet and not MPA: plain TCP. */
-        skip_dir(d);
-        skip_dir(&c->d[di ^ 1]);
+        skip_dir(s, d);
+        skip_dir(s, &c->d[di ^ 1]);
         return STEP_SKIPPED;
     }
     d->state = DS_PROBE;
@@ -679,7 +973,7 @@ static enum step step_probe(struct rdma_iwarp_stream *s, struct conn *c, unsigne
         *used = fs;
         return STEP_SKIPPED;
     }
-    skip_dir(d);
+    skip_dir(s, d);
     *used = n;
     if (c->noted)
         return STEP_SKIPPED;
@@ -719,8 +1013,35 @@ static void consume(struct rdma_iwarp_stream *s, unsigned di, size_t used)
         d->off = d->len = 0;
 }
 
+static size_t dir_held(const struct dir *d)
+{
+    return d->len - d->off + d->ooo_bytes;
+}
+
+/* One connection that aged out, named in an error PDU, then freed. */
+static bool report_aged(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
+{
+    struct conn *c = s->aged;
+    if (!c)
+        return false;
+    s->aged = c->next;
+    size_t held0 = dir_held(&c->d[0]), held1 = dir_held(&c->d[1]);
+    memset(pdu, 0, sizeof *pdu);
+    pdu_ends(pdu, c, held1 > held0);
+    snprintf(s->reason, sizeof s->reason,
+             "connection aged out, %zu octets held dropped (more than %zu connections at once)",
+             held0 + held1, s->lim.max_conns);
+    pdu_error(pdu, held0 + held1 ? RDMA_TRUNCATED : RDMA_UNSUPPORTED, s->reason, c->last_frame);
+    pdu->aged = true;
+    conn_free(s, c);
+    return true;
+}
+
 bool rdma_iwarp_next(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
 {
+    if (report_aged(s, pdu))
+        return true;
+    pdu->aged = false;
     while (s->cur) {
         struct conn *c = s->cur;
         unsigned di = s->cur_dir;
@@ -783,30 +1104,48 @@ bool rdma_iwarp_next(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
     return false;
 }
 
+/* At the end: every connection once, from the least recently active, each
+ * direction reporting what it still holds. */
 bool rdma_iwarp_finish(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
 {
     settle(s);
-    for (size_t i = 0; i < CONN_BUCKETS; i++) {
-        for (struct conn *c = s->bucket[i]; c; c = c->next) {
-            for (unsigned di = 0; di < 2; di++) {
-                struct dir *d = &c->d[di];
-                if (d->len == d->off || (d->state != DS_FPDU && d->state != DS_PROBE))
-                    continue;
-                uint64_t frame = d->buf_frame;
-                bool probing = d->state == DS_PROBE;
-                d->off = d->len = 0;
-                skip_dir(d);
-                if (probing && c->noted)
-                    continue;
+    if (report_aged(s, pdu))
+        return true;
+    pdu->aged = false;
+    if (!s->fin_started) {
+        s->fin_started = true;
+        s->fin_c = s->oldest;
+        s->fin_di = 0;
+    }
+    for (; s->fin_c; s->fin_c = s->fin_c->newer, s->fin_di = 0) {
+        struct conn *c = s->fin_c;
+        for (; s->fin_di < 2; s->fin_di++) {
+            unsigned di = s->fin_di;
+            struct dir *d = &c->d[di];
+            if (d->ooo_bytes && c->mpa && d->state != DS_SKIP) {
+                size_t n = d->ooo_bytes;
+                ring_release(s, d);
                 pdu_ends(pdu, c, di);
-                if (probing) {
-                    c->noted = true;
-                    pdu_error(pdu, RDMA_UNSUPPORTED, "no MPA handshake seen", frame);
-                } else {
-                    pdu_error(pdu, RDMA_TRUNCATED, "FPDU incomplete at the end of the capture", frame);
-                }
-                return true;
+                snprintf(s->reason, sizeof s->reason, "%zu octets after a gap never delivered", n);
+                pdu_error(pdu, RDMA_TRUNCATED, s->reason, d->ooo_frame);
+                return true; /* this direction again: it may hold part of an FPDU too */
             }
+            if (d->len == d->off || (d->state != DS_FPDU && d->state != DS_PROBE))
+                continue;
+            uint64_t frame = d->buf_frame;
+            bool probing = d->state == DS_PROBE;
+            d->off = d->len = 0;
+            skip_dir(s, d);
+            if (probing && c->noted)
+                continue;
+            pdu_ends(pdu, c, di);
+            if (probing) {
+                c->noted = true;
+                pdu_error(pdu, RDMA_UNSUPPORTED, "no MPA handshake seen", frame);
+            } else {
+                pdu_error(pdu, RDMA_TRUNCATED, "FPDU incomplete at the end of the capture", frame);
+            }
+            return true;
         }
     }
     return false;

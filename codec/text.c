@@ -2,34 +2,60 @@
  * decoder's lines (a file name), the replay report (paths, addresses,
  * anomaly text) and the simulator's summary (a path). One escaping rule
  * (RFC 8259 section 7): '"' and backslash escaped, control characters as
- * \u00XX, everything else, UTF-8 included, as it is.
+ * \u00XX, well-formed UTF-8 as it is, any other byte as \udcXX.
  */
 #include "rdma_text.h"
 
+/* Length of the well-formed UTF-8 sequence at c (RFC 3629 section 4: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), 0 if there is none. */
+static size_t utf8_len(const unsigned char *c)
+{
+    if (c[0] >= 0xc2 && c[0] <= 0xdf)
+        return (c[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c[0] >= 0xe0 && c[0] <= 0xef) {
+        unsigned lo = c[0] == 0xe0 ? 0xa0 : 0x80, hi = c[0] == 0xed ? 0x9f : 0xbf;
+        return c[1] >= lo && c[1] <= hi && (c[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (c[0] >= 0xf0 && c[0] <= 0xf4) {
+        unsigned lo = c[0] == 0xf0 ? 0x90 : 0x80, hi = c[0] == 0xf4 ? 0x8f : 0xbf;
+        return c[1] >= lo && c[1] <= hi && (c[2] & 0xc0) == 0x80 && (c[3] & 0xc0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
 /* Escape s into buf until it ends or cap has no room for the next
  * character's text; returns the bytes written, *s moved past what was
- * escaped. */
+ * escaped. A byte that is not part of well-formed UTF-8 (a file name may
+ * hold any) becomes \udcXX, the lone surrogate Python's surrogateescape
+ * (PEP 383) maps back to that byte: the text stays valid JSON and nothing
+ * is lost. (The checks above stop at the terminating NUL: it is never a
+ * continuation byte.) */
 static size_t escape(const char **s, char *buf, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
     size_t n = 0;
     const char *c = *s;
-    for (; *c; c++) {
+    while (*c) {
         unsigned char ch = (unsigned char)*c;
-        size_t need = ch == '"' || ch == '\\' ? 2 : ch < 0x20 ? 6 : 1;
+        size_t seq = ch < 0x80 ? 1 : utf8_len((const unsigned char *)c);
+        size_t need = ch == '"' || ch == '\\' ? 2 : ch < 0x20 || !seq ? 6 : seq;
         if (cap - n < need)
             break;
-        if (need == 2) {
+        if (need == 2 && seq == 1) {
             buf[n++] = '\\';
             buf[n++] = (char)ch;
-        } else if (need == 6) {
-            memcpy(buf + n, "\\u00", 4);
+        } else if (!seq || (need == 6 && seq == 1)) {
+            memcpy(buf + n, seq ? "\\u00" : "\\udc", 4);
             buf[n + 4] = hex[ch >> 4];
             buf[n + 5] = hex[ch & 15];
             n += 6;
         } else {
-            buf[n++] = (char)ch;
+            memcpy(buf + n, c, seq);
+            n += seq;
+            c += seq;
+            continue;
         }
+        c++;
     }
     *s = c;
     return n;

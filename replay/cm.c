@@ -111,7 +111,8 @@ static void rep(struct rdma_replay *r, const struct rdma_cm_rep *m, const struct
     struct rdma_replay_flow *a = replay__flow_get(&r->flows, &to_passive, &created);
     struct rdma_replay_flow *p = a ? replay__flow_get(&r->flows, &to_active, &created) : NULL;
     if (!p) {
-        r->oom = true;
+        if (!r->flows.full)
+            r->oom = true;
         return;
     }
     int32_t idx = (int32_t)(c - r->conns.v);

@@ -104,12 +104,12 @@ uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_k
     return b && b->used ? &b->gen : NULL;
 }
 
-uint32_t replay__flow_pair_first(const struct flow_table *t, const struct rdma_replay_key *reverse_of)
+uint32_t *replay__flow_pair_head(struct flow_table *t, const struct rdma_replay_key *reverse_of)
 {
     struct rdma_replay_key r;
     replay__flow_key_reverse(reverse_of, 0, &r);
     struct pair_bucket *b = pair_lookup(t, r.w, key_kinds(&r));
-    return b && b->used ? b->head : 0;
+    return b && b->used ? &b->head : NULL;
 }
 
 static bool slots_grow(struct flow_table *t)
@@ -154,6 +154,10 @@ struct rdma_replay_flow *replay__flow_find(const struct flow_table *t, const str
 
 static struct rdma_replay_flow *flow_new(struct flow_table *t, const struct rdma_replay_key *k)
 {
+    if (t->max_flows && t->n >= t->max_flows) {
+        t->full = true;
+        return NULL;
+    }
     if (t->n == t->nchunks * FLOW_CHUNK) {
         struct rdma_replay_flow **c = realloc(t->chunks, (t->nchunks + 1) * sizeof *c);
         if (!c)

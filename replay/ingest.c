@@ -75,7 +75,10 @@ static void replay_transport(struct rdma_replay *r, const struct rdma_pkt *pkt)
     bool created;
     struct rdma_replay_flow *f = replay__flow_get(&r->flows, &k, &created);
     if (!f) {
-        r->oom = true;
+        if (r->flows.full)
+            r->tot.capped_frames++; /* past max_memory: not followed */
+        else
+            r->oom = true;
         return;
     }
     const struct rdma_opcode_info *op = pkt->op;
@@ -146,7 +149,10 @@ static void tcp_segment(struct rdma_replay *r, struct rdma_pkt *pkt, const uint8
 {
     struct rdma_replay_flow *f = replay__iwarp_frame(r, pkt, data);
     if (!f) {
-        r->tot.other_frames++;
+        if (r->flows.full && pkt->proto == RDMA_PROTO_IWARP)
+            r->tot.capped_frames++;
+        else
+            r->tot.other_frames++;
         return;
     }
     r->tot.rdma_frames++;
@@ -212,14 +218,23 @@ bool rdma_replay_frame(struct rdma_replay *r, int64_t sec, int64_t nsec, struct 
 {
     if (r->oom)
         return false;
-    /* the widths libpcap gives them: seconds signed, the fraction below 1e9 */
-    uint64_t s = (uint64_t)sec, ns = (uint32_t)nsec;
-    uint64_t t = s * 1000000000u + ns;
+    /* The widths libpcap gives them: seconds signed (a time may lie before
+     * 1970), the fraction below 1e9 but of either sign. As nanoseconds,
+     * saturated, then offset by 2^63 so that unsigned order is time order. */
+    sec += nsec / 1000000000;
+    nsec %= 1000000000;
+    if (nsec < 0) {
+        nsec += 1000000000;
+        sec--;
+    }
+    const int64_t lim = INT64_MAX / 1000000000 - 1;
+    int64_t ts = sec > lim ? INT64_MAX : sec < -lim ? INT64_MIN : sec * 1000000000 + nsec;
+    uint64_t t = (uint64_t)ts ^ (UINT64_C(1) << 63);
     if (!r->have_t0) {
         r->have_t0 = true;
         r->t0 = t;
-        r->tot.t0_sec = s;
-        r->tot.t0_nsec = ns;
+        r->tot.t0_sec = (uint64_t)sec; /* two's complement: read it as int64_t */
+        r->tot.t0_nsec = (uint64_t)nsec;
     }
     r->frame++;
     r->t = t > r->t0 ? t - r->t0 : 0;

@@ -79,6 +79,8 @@ struct flow_table {
     /* flows grouped by (source, destination) address pair, for pairing by ACK */
     struct pair_bucket *pairs;
     uint32_t npairs, pairs_used;
+    uint32_t max_flows;     /* from the memory limit: no flow is added past it */
+    bool full;              /* a flow was refused for it */
 };
 
 static inline struct rdma_replay_flow *flow_at(const struct flow_table *t, uint32_t i)
@@ -94,9 +96,10 @@ struct rdma_replay_flow *replay__flow_find(const struct flow_table *t, const str
  * a new outstanding message, so failed pairing searches are not repeated
  * until something changed. */
 uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_key *k);
-/* First flow (index + 1, 0 if none) whose source and destination are the
- * given flow's destination and source; walk on with f->pair_next. */
-uint32_t replay__flow_pair_first(const struct flow_table *t, const struct rdma_replay_key *reverse_of);
+/* The list of flows (index + 1, 0 at the end) whose source and destination
+ * are the given flow's destination and source, linked by f->pair_next:
+ * NULL if there are none. */
+uint32_t *replay__flow_pair_head(struct flow_table *t, const struct rdma_replay_key *reverse_of);
 void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
                         enum rdma_replay_pairing how);
 

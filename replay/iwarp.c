@@ -39,6 +39,7 @@
 /* The notes codec/tcp_stream.c gives a segment that is not simply next. */
 #define NOTE_RETRANSMISSION "retransmission"
 #define NOTE_PARTIAL "partial retransmission"
+#define NOTE_CONFLICT "retransmission with different data"
 #define NOTE_OUT_OF_ORDER "out of order: held"
 #define NOTE_GAP "capture gap: octets missing"
 
@@ -67,6 +68,9 @@ static bool setup(struct rdma_replay *r)
         r->oom = true;
         return false;
     }
+    /* the stream decoder's share of the memory limit */
+    struct rdma_iwarp_limits lim = {r->flows.max_flows / 2 + 1, r->cfg.max_memory / 4};
+    rdma_iwarp_stream_set_limits(r->iwarp, &lim);
     return true;
 }
 
@@ -101,7 +105,8 @@ static struct rdma_replay_flow *tcp_flow(struct rdma_replay *r, const struct rdm
     bool created;
     struct rdma_replay_flow *f = replay__flow_get(&r->flows, k, &created);
     if (!f) {
-        r->oom = true;
+        if (!r->flows.full)
+            r->oom = true;
         return NULL;
     }
     if (!created)
@@ -139,11 +144,12 @@ static struct rdma_replay_flow *segment(struct rdma_replay *r, const struct rdma
     const char *n = seg->note;
     if (!n)
         return f;
-    if (!strcmp(n, NOTE_RETRANSMISSION) || !strcmp(n, NOTE_PARTIAL)) {
+    if (!strcmp(n, NOTE_RETRANSMISSION) || !strcmp(n, NOTE_PARTIAL) || !strcmp(n, NOTE_CONFLICT)) {
         f->retransmits++;
         f->tl_retrans++;
         f->iw->tcp_retrans++;
-        anomaly(r, RDMA_REPLAY_ANOM_TCP_RETRANSMIT, !strcmp(n, NOTE_PARTIAL), f, r->frame, 0, seg->payload_len, NULL);
+        unsigned code = !strcmp(n, NOTE_PARTIAL) ? 1 : !strcmp(n, NOTE_CONFLICT) ? 2 : 0;
+        anomaly(r, RDMA_REPLAY_ANOM_TCP_RETRANSMIT, code, f, r->frame, 0, seg->payload_len, NULL);
     } else if (!strcmp(n, NOTE_OUT_OF_ORDER)) {
         f->iw->tcp_ooo++;
         anomaly(r, RDMA_REPLAY_ANOM_TCP_OUT_OF_ORDER, 0, f, r->frame, 0, seg->payload_len, NULL);
@@ -494,14 +500,28 @@ struct rdma_replay_flow *replay__iwarp_frame(struct rdma_replay *r, struct rdma_
     r->iw_times[r->frame & (IW_TIMES - 1)] = r->t;
     rdma_iwarp_feed(r->iwarp, pkt, data, r->frame, &seg);
     struct rdma_replay_flow *f = NULL;
-    if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg)))
-        return NULL;
-    while (rdma_iwarp_next(r->iwarp, &pdu)) {
-        /* the handshake that makes a connection MPA marks the frame now */
-        if (pkt->proto != RDMA_PROTO_IWARP)
-            continue; /* plain TCP: not ours to report */
-        if (!f && !(f = segment(r, pkt, &seg)))
+    /* A flow past the memory limit is not followed, but the decoder's PDUs
+     * are still taken: they point into this frame. */
+    bool unfollowed = false;
+    if (pkt->proto == RDMA_PROTO_IWARP && !(f = segment(r, pkt, &seg))) {
+        if (r->oom)
             return NULL;
+        unfollowed = true;
+    }
+    while (rdma_iwarp_next(r->iwarp, &pdu)) {
+        if (pdu.aged) { /* another connection left the decoder's table */
+            bad(r, flow_of_pdu(r, &pdu), (enum rdma_status)pdu.status, pdu.reason, pdu.frame);
+            continue;
+        }
+        /* the handshake that makes a connection MPA marks the frame now */
+        if (pkt->proto != RDMA_PROTO_IWARP || unfollowed)
+            continue; /* plain TCP: not ours to report */
+        if (!f && !(f = segment(r, pkt, &seg))) {
+            if (r->oom)
+                return NULL;
+            unfollowed = true;
+            continue;
+        }
         pdu_in(r, f, &pdu);
     }
     return f;

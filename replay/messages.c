@@ -27,7 +27,7 @@ void replay__chan_free(struct rdma_replay_chan *c)
 
 static bool chan_grow(struct rdma_replay_chan *c)
 {
-    uint32_t cap = c->cap ? c->cap * 2 : 8;
+    uint32_t cap = c->cap ? c->cap * 2 : 2;
     struct rdma_replay_msg *v = malloc(cap * sizeof *v);
     if (!v)
         return false;

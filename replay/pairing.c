@@ -3,7 +3,13 @@
  * other way between the same two addresses, not yet paired, with an
  * outstanding request whose PSN the response names. A pairing is made only
  * when exactly one flow fits.
+ *
+ * What searching costs stays linear in the capture: after a failed search
+ * over L flows the next waits until the requesters have started L/8 more
+ * messages (at once when L is at most SEARCH_FREE), so that one response
+ * flow answering none of many requesters does not walk them all per frame.
  */
+#define SEARCH_FREE 64u
 #include "internal.h"
 
 /* Does flow f have a request outstanding at the PSN this response names? */
@@ -26,19 +32,24 @@ struct rdma_replay_flow *replay__flow_responder_of(struct rdma_replay *r, struct
     struct rdma_replay_key back;
     replay__flow_key_reverse(&rf->key, 0, &back);
     uint32_t *gen = replay__flow_pair_gen(t, &back);
-    if (!gen || rf->searched_gen == *gen + 1)
+    /* searched_gen: 0 never searched, else the generation + 1 up to which
+     * searching again is pointless */
+    if (!gen || (rf->searched_gen && (int32_t)(rf->searched_gen - (*gen + 1)) >= 0))
         return NULL;
     struct rdma_replay_flow *match = NULL;
     unsigned matches = 0;
-    for (uint32_t i = replay__flow_pair_first(t, &rf->key); i; i = flow_at(t, i - 1)->pair_next) {
+    uint32_t walked = 0;
+    uint32_t *head = replay__flow_pair_head(t, &rf->key);
+    for (uint32_t i = head ? *head : 0; i; i = flow_at(t, i - 1)->pair_next) {
         struct rdma_replay_flow *f = flow_at(t, i - 1);
+        walked++;
         if (f->peer >= 0 || f == rf || f->transport != rf->transport || !answers(&f->ch, pkt))
             continue;
         match = f;
         matches++;
     }
     if (matches != 1) {
-        rf->searched_gen = *gen + 1;
+        rf->searched_gen = *gen + 1 + (walked > SEARCH_FREE ? walked / 8 : 0);
         return NULL;
     }
     replay__flows_join(t, rf, match, RDMA_REPLAY_PAIR_ACK);

@@ -323,10 +323,20 @@ struct rdma_replay_pfc {
 /* ---- the analysis ---------------------------------------------------------- */
 struct rdma_replay;
 
+/* What the analysis holds grows with the queue pairs and TCP connections
+ * of the capture, not its length: about RDMA_REPLAY_FLOW_COST bytes per
+ * flow (one direction of a QP or connection, with its first outstanding
+ * messages and an anomaly row), 144 more per message outstanding at once.
+ * Past max_memory no new flow is followed: their frames are counted in
+ * rdma_replay_totals.capped_frames and the rest is analysed as usual. */
+#define RDMA_REPLAY_FLOW_COST 4096u
+#define RDMA_REPLAY_DEFAULT_MAX_MEMORY ((uint64_t)1 << 30)
+
 struct rdma_replay_config {
     uint64_t link_bps;    /* link speed: a PFC pause quantum is 512 bit times */
     uint64_t interval_ns; /* timeline interval: intervals are told to the
                            * callbacks when this is not 0 and one is given */
+    uint64_t max_memory;  /* bytes; 0: RDMA_REPLAY_DEFAULT_MAX_MEMORY */
 };
 
 /* What the analysis tells as it goes. Each callback returns false to stop
@@ -369,8 +379,13 @@ struct rdma_replay_totals {
     uint64_t frames, rdma_frames, other_frames, bad_frames, snapped_frames, wire_bytes;
     uint64_t cm_messages, mgmt_frames;
     uint64_t messages_done, messages_failed;
-    uint64_t t0_sec, t0_nsec; /* the time of the first frame */
+    uint64_t t0_sec, t0_nsec; /* the time of the first frame: (int64_t)t0_sec seconds
+                               * (negative before 1970) plus t0_nsec (0..999999999) */
     uint64_t t_last;          /* the latest frame, ns since the first */
+    /* frames of flows not followed because max_memory was reached, and the
+     * flows followed at most */
+    uint64_t capped_frames;
+    uint32_t max_flows;
 };
 
 const struct rdma_replay_totals *rdma_replay_totals(const struct rdma_replay *r);

@@ -11,6 +11,10 @@ struct rdma_replay *rdma_replay_new(const struct rdma_replay_config *cfg, const 
     if (!r)
         return NULL;
     r->cfg = *cfg;
+    if (!r->cfg.max_memory)
+        r->cfg.max_memory = RDMA_REPLAY_DEFAULT_MAX_MEMORY;
+    uint64_t flows = r->cfg.max_memory / RDMA_REPLAY_FLOW_COST;
+    r->flows.max_flows = r->tot.max_flows = flows > UINT32_MAX - 1 ? UINT32_MAX - 1 : flows ? (uint32_t)flows : 1;
     if (cb)
         r->cb = *cb;
     r->timeline = r->cfg.interval_ns && (r->cb.flow_interval || r->cb.pfc_interval);

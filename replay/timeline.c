@@ -70,7 +70,7 @@ void replay__timeline_advance(struct rdma_replay *r)
     if (idx <= r->tl_interval)
         return;
     emit(r, r->tl_interval);
-    for (uint64_t i = r->tl_interval + 1; i < idx && paused_in(r, i); i++)
+    for (uint64_t i = r->tl_interval + 1; i < idx && !r->oom && paused_in(r, i); i++)
         emit(r, i);
     r->tl_interval = idx;
 }
@@ -80,7 +80,7 @@ void replay__timeline_flush(struct rdma_replay *r)
     if (!r->timeline)
         return;
     emit(r, r->tl_interval);
-    for (uint64_t i = r->tl_interval + 1; paused_in(r, i); i++) {
+    for (uint64_t i = r->tl_interval + 1; !r->oom && paused_in(r, i); i++) {
         r->tl_interval = i;
         emit(r, i);
     }

@@ -86,8 +86,14 @@ bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t
  * identical across runs. Returns 0, or -1 with a message in err. */
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds,
                       char *err, size_t errcap);
-/* Open pcap files for traced ports, before the run: frames are written as
- * they cross the ports. Returns 0 or -1 with a message in err. */
+/* Make dir if missing and take it for this run's outputs: it must not be a
+ * symbolic link, and an exclusive lock (flock) on it, held until the
+ * network is destroyed, refuses a second run into the same directory.
+ * sim_network_open_traces and sim_network_write call it. Returns 0 or -1
+ * with a message in err. */
+int sim_network_claim_output(struct sim_network *net, const char *dir, char *err, size_t errcap);
+/* Claim dir, then open pcap files for traced ports, before the run: frames
+ * are written as they cross the ports. Returns 0 or -1 with a message in err. */
 int sim_network_open_traces(struct sim_network *net, const char *dir, char *err, size_t errcap);
 
 #ifdef __cplusplus

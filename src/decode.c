@@ -43,8 +43,10 @@
 #include "rdma_text.h"
 
 #define OUT_BUFFER (1u << 20)
-#define LINE_MAX_BYTES 16384
-#define FILE_TEXT_MAX 4096 /* of a line: the file name, quoted, cut if need be */
+/* A file name (at most PATH_MAX, 4096 bytes, or it would not open) as a
+ * JSON string: six bytes an escaped byte, and the quotes. Never cut. */
+#define FILE_TEXT_MAX (6 * 4096 + 2)
+#define LINE_MAX_BYTES (16384 + FILE_TEXT_MAX)
 #define CHUNK_FRAMES 2048
 #define CHUNK_BYTES (4u << 20) /* of frame data */
 #define CHUNK_OUT (1u << 20)   /* first size of a chunk's text; it grows */
@@ -114,22 +116,37 @@ struct time_text {
     char text[RDMA_U64_DIGITS + 2];
 };
 
-/* seconds.nanoseconds, nine fraction digits */
-static size_t put_time(char *p, struct time_text *tt, int64_t sec, uint32_t nsec)
+/* seconds.nanoseconds, nine fraction digits, of sec + nsec / 10^9 (nsec
+ * of any sign): -0.3 s is "-0.300000000", as tshark writes it. */
+static size_t put_time(char *p, struct time_text *tt, int64_t sec, int64_t nsec)
 {
-    if (!tt->valid || tt->sec != sec) {
+    sec += nsec / 1000000000;
+    nsec %= 1000000000;
+    if (nsec < 0) {
+        nsec += 1000000000;
+        sec--;
+    }
+    /* now sec + nsec / 10^9 with 0 <= nsec < 10^9; a negative time is its
+     * magnitude after a minus sign */
+    uint64_t whole = (uint64_t)sec;
+    uint32_t v = (uint32_t)nsec;
+    bool neg = sec < 0;
+    if (neg) {
+        whole = 0 - (uint64_t)sec - (v ? 1 : 0);
+        v = v ? 1000000000 - v : 0;
+    }
+    if (neg || !tt->valid || tt->sec != sec) {
         size_t n = 0;
-        if (sec < 0)
+        if (neg)
             tt->text[n++] = '-';
-        n += put_u64(tt->text + n, sec < 0 ? 0 - (uint64_t)sec : (uint64_t)sec);
+        n += put_u64(tt->text + n, whole);
         tt->text[n++] = '.';
         tt->len = n;
         tt->sec = sec;
-        tt->valid = true;
+        tt->valid = !neg; /* the text of a negative time depends on nsec too */
     }
     memcpy(p, tt->text, sizeof tt->text); /* all of it: one fixed copy, the line has room */
     p += tt->len;
-    uint32_t v = nsec % 1000000000;
     *p = (char)('0' + v / 100000000);
     rdma_put_digits8(p + 1, v % 100000000);
     return tt->len + 9;
@@ -168,7 +185,7 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
         n += rdma_json_string(file, p + n, FILE_TEXT_MAX);
     }
     n += put_str(p + n, ",\"ts\":\"");
-    n += put_time(p + n, tt, h->sec, (uint32_t)h->nsec);
+    n += put_time(p + n, tt, h->sec, h->nsec);
     n += put_str(p + n, "\",\"len\":");
     n += put_u64(p + n, h->len);
     n += put_str(p + n, ",\"caplen\":");
@@ -201,10 +218,6 @@ static size_t text_line(char *p, struct time_text *tt, uint64_t frame, const str
 {
     int64_t sec = h->sec - first->sec;
     int64_t nsec = h->nsec - first->nsec;
-    if (nsec < 0) {
-        nsec += 1000000000;
-        sec--;
-    }
     char num[24];
     size_t k = put_u64(num, frame), n = 0;
     for (size_t i = k; i < 6; i++)
@@ -212,7 +225,7 @@ static size_t text_line(char *p, struct time_text *tt, uint64_t frame, const str
     memcpy(p + n, num, k);
     n += k;
     p[n++] = ' ';
-    n += put_time(p + n, tt, sec, (uint32_t)nsec);
+    n += put_time(p + n, tt, sec, nsec);
     p[n++] = ' ';
     n += iw ? rdma_iwarp_format_summary(pkt, iw->seg, iw->pdu, p + n, LINE_MAX_BYTES - n - 32)
             : rdma_format_summary(pkt, p + n, LINE_MAX_BYTES - n - 32);
@@ -744,6 +757,17 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
             out->len += end_line(p, opts->json, pdu.frame, &pdu);
             st->bad += pdu_is_bad(&pdu);
         }
+    }
+    /* what the stream decoder's bounds left out, said once per file */
+    struct rdma_iwarp_stats ist;
+    rdma_iwarp_stream_stats(iwarp, &ist);
+    if (ist.aged_out || ist.over_budget) {
+        sink_flush(out);
+        fprintf(stderr,
+                "rdmasim decode: %s: TCP reassembly kept at most %zu connections and %zu MiB at once: %" PRIu64
+                " connections aged out, %" PRIu64 " times a stream's octets were left out\n",
+                path, (size_t)RDMA_IWARP_DEFAULT_MAX_CONNS, (size_t)(RDMA_IWARP_DEFAULT_MAX_BYTES >> 20),
+                ist.aged_out, ist.over_budget);
     }
     rdma_iwarp_stream_free(iwarp);
     if (rc == -1 && !oom) {

@@ -18,6 +18,8 @@
 #include "engine/units.h"
 #include "engine/util.h"
 
+#define PFC_REFRESH_MIN_PS 420 /* 672 bit times at 1.6 Tb/s */
+
 void sim__cfg_switch_defaults(struct cfg_switch *s)
 {
     *s = (struct cfg_switch){
@@ -213,6 +215,14 @@ static bool pfc(struct loader *L, struct fy_node *map, struct cfg_switch *s)
             return false;
         else if (!s->refresh)
             return sim__fail(L, v[6], "pfc refresh: must be above zero (or auto)");
+        /* A PFC frame is 64 bytes, with preamble and gap 672 bit times: 420 ps
+         * at 1.6 Tb/s, the fastest Ethernet rate. A refresh shorter than that
+         * asks for more pause frames than any link can carry. */
+        else if (s->refresh < PFC_REFRESH_MIN_PS)
+            return sim__fail(L, v[6],
+                             "pfc refresh: %llups is shorter than one PFC frame takes on the wire at any Ethernet "
+                             "rate (672 bit times: 420ps at 1.6 Tbps); write at least 420ps, or auto",
+                             (unsigned long long)s->refresh);
     }
     if (v[7]) {
         if (is_keyword(v[7], "off"))

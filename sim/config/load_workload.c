@@ -121,12 +121,14 @@ static bool add_messages(struct loader *L, const struct tmpl *t, uint32_t src, u
         sim_time_t start = t->m.start + offset + r * t->interval;
         if (start < t->m.start || (t->interval && r * t->interval / t->interval != r))
             return sim__fail_at(L, &t->m.pos, "start time overflows");
-        /* each time the list is about to double, the workload so far must
-         * still fit: a generator can ask for billions of messages */
+        /* each time the list is about to double, the workload so far and
+         * what this entry still asks for must fit: a generator can ask for
+         * billions of messages, and the refusal names how many */
         if (cfg->nmsgs == cfg->capmsgs) {
             struct sim_counts c;
             sim__config_counts(L, false, &c);
-            c.messages = cfg->nmsgs ? 2 * cfg->nmsgs : 8;
+            uint64_t grown = cfg->nmsgs ? 2 * cfg->nmsgs : 8, asked = cfg->nmsgs + (t->repeat - r);
+            c.messages = asked > grown ? asked : grown;
             if (!sim__memory_check(L, NULL, &t->m.pos, "the workload up to here", &c))
                 return false;
         }
@@ -250,20 +252,22 @@ static bool cdf_load(struct loader *L, struct fy_node *at, const char *path, str
         }
         uint64_t size;
         double pct;
+        /* The errors point at the value but do not quote it: a cdf key
+         * naming some other file must not print that file's contents. */
         const char *e = sim__parse_size(a, &size);
         if (e) {
-            ok = sim__fail_at(L, &pos, "'%s' is %s", a, e);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; SIZE is %s", e);
             break;
         }
         char *end;
         pct = strtod(b, &end);
         if (*end || !isfinite(pct) || pct < 0 || pct > 100) {
             pos.col = (int)(strstr(line + pos.col - 1 + strlen(a), b) - line + 1);
-            ok = sim__fail_at(L, &pos, "'%s' is not a percentage from 0 to 100", b);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; PERCENT is not a number from 0 to 100");
             break;
         }
         if (size > CFG_MAX_MESSAGE) {
-            ok = sim__fail_at(L, &pos, "size %s is larger than a message can be (1GiB)", a);
+            ok = sim__fail_at(L, &pos, "expected SIZE PERCENT; SIZE is larger than a message can be (1GiB)");
             break;
         }
         if (c->n && (pct < c->pct[c->n - 1] || (double)size < c->size[c->n - 1])) {

@@ -1,19 +1,48 @@
-/* util.c - allocation that cannot fail quietly. */
+/* util.c - allocation that cannot fail quietly, and files nobody else can
+ * redirect. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/util.h"
 
+/* Out of memory ends the process with a message and status 2, as any
+ * error a configuration can lead to does: not abort(), which would dump
+ * core and end with SIGABRT. Outputs are only ever renamed into place once
+ * complete, so none is left half-written (at most a NAME.tmp). */
 static void *check(void *p, size_t n)
 {
     if (!p && n) {
-        fprintf(stderr, "librdmasim: out of memory (%zu bytes)\n", n);
-        abort();
+        fprintf(stderr, "librdmasim: out of memory (%zu bytes more could not be had); the run ends without "
+                        "outputs (max_memory or --max-memory sets the limit the estimate is checked against)\n",
+                n);
+        exit(2);
     }
     return p;
+}
+
+FILE *sim__fopen_new(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && (S_ISLNK(st.st_mode) || S_ISREG(st.st_mode)))
+        unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+    }
+    return f;
 }
 
 void *sim__xmalloc(size_t n) { return check(malloc(n ? n : 1), n); }

@@ -1,13 +1,15 @@
 /* util.h - allocation and small functions that librdmasim's files share.
  *
  * Running out of memory is not an input error the simulator can report
- * with a position, so allocation failures end the process with a message.
+ * with a position, so allocation failures end the process with a message
+ * and exit status 2 (never abort()).
  */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 void *sim__xmalloc(size_t n);
 void *sim__xcalloc(size_t n, size_t size);
@@ -21,6 +23,13 @@ void *sim__xrealloc(void *p, size_t n);
 char *sim__xstrdup(const char *s);
 /* printf into a new string */
 char *sim__xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A new file at path for writing, which nobody else can redirect: a
+ * symbolic link or a file left there (the run's own temporary name) is
+ * removed, then the file is created with O_CREAT|O_EXCL|O_NOFOLLOW, so a
+ * link planted in between makes it fail rather than be followed. NULL with
+ * errno set on failure. */
+FILE *sim__fopen_new(const char *path);
 
 /* Grow *arr (of *cap elements of size `size`) so that index n fits. */
 void sim__grow(void *arrp, size_t *cap, size_t n, size_t size);

@@ -350,6 +350,9 @@ struct sim_network {
      * that ends without its outputs removes them again if they are empty. */
     char **made_dirs;
     size_t nmade_dirs;
+    /* The outputs' directory, open and locked (flock) while the run owns
+     * it, as descriptor + 1; 0: not yet (observe/output.c). */
+    int out_lock;
 };
 
 /* A message finished (either way); ends the run after the last one. */

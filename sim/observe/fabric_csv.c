@@ -87,12 +87,41 @@ bool sim_network_deadlock(const struct sim_network *net, size_t i, char *buf, si
 }
 
 /* ---- CSV files -------------------------------------------------------------------------- */
-static void write_pfc(struct sim_network *net, FILE *f)
+/* Each row of a monitor table, those spilled to its file first; false when
+ * rows were lost (errno set). */
+static bool each_row(struct sim_network *net, FILE *f, const struct sim_spill *s, const void *rows, size_t n,
+                     size_t size, void (*row)(struct sim_network *, FILE *, const void *))
 {
-    const struct sim_monitor *mon = net->monitor;
-    fprintf(f, "time_ps,node,port,peer,priority,event,quanta,duration_ps\n");
-    for (size_t i = 0; i < mon->npfc; i++) {
-        const struct sim_pfc_row *r = &mon->pfc[i];
+    if (s->err) {
+        errno = s->err;
+        return false;
+    }
+    if (s->f) {
+        enum { BLOCK = 4096 };
+        char *buf = sim__xmalloc(BLOCK * size);
+        rewind(s->f);
+        for (uint64_t left = s->rows; left;) {
+            size_t want = left < BLOCK ? (size_t)left : BLOCK, got = fread(buf, size, want, s->f);
+            for (size_t i = 0; i < got; i++)
+                row(net, f, buf + i * size);
+            if (got < want) {
+                free(buf);
+                errno = ferror(s->f) ? EIO : ENODATA;
+                return false;
+            }
+            left -= got;
+        }
+        free(buf);
+    }
+    for (size_t i = 0; i < n; i++)
+        row(net, f, (const char *)rows + i * size);
+    return true;
+}
+
+static void pfc_row(struct sim_network *net, FILE *f, const void *row)
+{
+    {
+        const struct sim_pfc_row *r = row;
         const struct sim_port *p = &net->ports[r->port];
         fprintf(f, "%llu,%s,%s,%s,%u,%s,%u,%llu\n", (unsigned long long)r->t,
                 net->cfg->nodes[p->node->index].name, p->name, p->peer->name, r->prio,
@@ -100,15 +129,17 @@ static void write_pfc(struct sim_network *net, FILE *f)
     }
 }
 
-static void write_qlen(struct sim_network *net, FILE *f)
+static bool write_pfc(struct sim_network *net, FILE *f)
 {
     const struct sim_monitor *mon = net->monitor;
-    fprintf(f, "time_ps,node,port,total_bytes");
-    for (unsigned c = 0; c < SIM_PRIOS; c++)
-        fprintf(f, ",tc%u", c);
-    fprintf(f, "\n");
-    for (size_t i = 0; i < mon->nqlen; i++) {
-        const struct sim_qlen_row *r = &mon->qlen[i];
+    fprintf(f, "time_ps,node,port,peer,priority,event,quanta,duration_ps\n");
+    return each_row(net, f, &mon->spill_pfc, mon->pfc, mon->npfc, sizeof *mon->pfc, pfc_row);
+}
+
+static void qlen_row(struct sim_network *net, FILE *f, const void *row)
+{
+    {
+        const struct sim_qlen_row *r = row;
         const struct sim_port *p = &net->ports[r->port];
         uint64_t total = 0;
         for (unsigned c = 0; c < SIM_PRIOS; c++)
@@ -121,12 +152,20 @@ static void write_qlen(struct sim_network *net, FILE *f)
     }
 }
 
-static void write_rates(struct sim_network *net, FILE *f)
+static bool write_qlen(struct sim_network *net, FILE *f)
 {
     const struct sim_monitor *mon = net->monitor;
-    fprintf(f, "time_ps,flow,src,dst,qpn,rate_bps,target_bps,alpha,throughput_bps\n");
-    for (size_t i = 0; i < mon->nrates; i++) {
-        const struct sim_rate_row *r = &mon->rates[i];
+    fprintf(f, "time_ps,node,port,total_bytes");
+    for (unsigned c = 0; c < SIM_PRIOS; c++)
+        fprintf(f, ",tc%u", c);
+    fprintf(f, "\n");
+    return each_row(net, f, &mon->spill_qlen, mon->qlen, mon->nqlen, sizeof *mon->qlen, qlen_row);
+}
+
+static void rate_row(struct sim_network *net, FILE *f, const void *row)
+{
+    {
+        const struct sim_rate_row *r = row;
         const struct sim_conn *c = &net->conns[r->conn];
         fprintf(f, "%llu,%u,%s,%s,%u,%.0f,%.0f,%.6f,%.0f\n", (unsigned long long)r->t, r->conn,
                 net->cfg->nodes[c->host[r->side]].name, net->cfg->nodes[c->host[1 - r->side]].name,
@@ -134,24 +173,38 @@ static void write_rates(struct sim_network *net, FILE *f)
     }
 }
 
+static bool write_rates(struct sim_network *net, FILE *f)
+{
+    const struct sim_monitor *mon = net->monitor;
+    fprintf(f, "time_ps,flow,src,dst,qpn,rate_bps,target_bps,alpha,throughput_bps\n");
+    return each_row(net, f, &mon->spill_rates, mon->rates, mon->nrates, sizeof *mon->rates, rate_row);
+}
+
 int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_t errcap)
 {
     static const struct {
         const char *name;
-        void (*write)(struct sim_network *net, FILE *f);
+        bool (*write)(struct sim_network *net, FILE *f);
     } files[] = {{"pfc.csv", write_pfc}, {"qlen.csv", write_qlen}, {"rates.csv", write_rates}};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *path = sim__xasprintf("%s/%s", dir, files[i].name);
         char *tmp = sim__xasprintf("%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
+        FILE *f = sim__fopen_new(tmp);
         bool ok = f != NULL;
+        bool rows = true;
+        int rows_errno = 0;
         if (ok) {
-            files[i].write(net, f);
-            ok = !ferror(f);
+            rows = files[i].write(net, f);
+            rows_errno = errno;
+            ok = rows && !ferror(f);
             ok = !fclose(f) && ok;
             ok = ok && !rename(tmp, path);
         }
-        if (!ok) {
+        if (!rows) {
+            snprintf(err, errcap, "%s: rows kept in a temporary file during the run were lost: %s", path,
+                     strerror(rows_errno));
+            remove(tmp);
+        } else if (!ok) {
             snprintf(err, errcap, "%s: %s", path, strerror(errno));
             remove(tmp);
         }

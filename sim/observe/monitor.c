@@ -4,7 +4,9 @@
  * for PFC deadlock (deadlock.c). It reads the nodes' state but never
  * changes it, so a run is the same with or without it.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/util.h"
@@ -15,11 +17,29 @@
 enum { MON_EV_SAMPLE, MON_EV_DEADLOCK_CHECK, MON_EV_COUNT };
 static const char *const monitor_event_names[MON_EV_COUNT] = {"sample", "deadlock-check"};
 
+/* A table of *n rows of `size` bytes that reached SIM_SPILL_ROWS goes to
+ * its file and starts again empty. */
+static void spill(struct sim_spill *s, const void *rows, size_t *n, size_t size)
+{
+    if (*n < SIM_SPILL_ROWS)
+        return;
+    if (!s->f && !s->err && !(s->f = tmpfile()))
+        s->err = errno ? errno : EIO;
+    if (s->f && !s->err) {
+        if (fwrite(rows, size, *n, s->f) == *n)
+            s->rows += *n;
+        else
+            s->err = errno ? errno : EIO;
+    }
+    *n = 0;
+}
+
 static void record_pfc(struct sim_pfc_hook *h, const struct sim_pfc_row *row)
 {
     struct sim_monitor *mon = (struct sim_monitor *)((char *)h - offsetof(struct sim_monitor, pfc_hook));
     SIM_GROW(mon->pfc, mon->cappfc, mon->npfc);
     mon->pfc[mon->npfc++] = *row;
+    spill(&mon->spill_pfc, mon->pfc, &mon->npfc, sizeof *mon->pfc);
 }
 
 static void sample_queues(struct sim_monitor *mon, sim_time_t now)
@@ -43,6 +63,7 @@ static void sample_queues(struct sim_monitor *mon, sim_time_t now)
             r->port = id;
             for (unsigned c = 0; c < SIM_PRIOS; c++)
                 r->q[c] = (uint32_t)sp->q[c].bytes;
+            spill(&mon->spill_qlen, mon->qlen, &mon->nqlen, sizeof *mon->qlen);
         }
     }
 }
@@ -69,6 +90,7 @@ static void sample_rates(struct sim_monitor *mon, sim_time_t now)
                 .alpha = qp->cc ? qp->cc->alpha : 0,
                 .throughput = (double)sent * 8 / secs,
             };
+            spill(&mon->spill_rates, mon->rates, &mon->nrates, sizeof *mon->rates);
         }
     }
 }
@@ -136,6 +158,10 @@ void sim__monitor_destroy(struct sim_network *net)
         free(mon->deadlocks[i].prios);
     }
     free(mon->deadlocks);
+    struct sim_spill *sp[] = {&mon->spill_pfc, &mon->spill_qlen, &mon->spill_rates};
+    for (size_t i = 0; i < 3; i++)
+        if (sp[i]->f)
+            fclose(sp[i]->f);
     free(mon->pfc);
     free(mon->qlen);
     free(mon->rates);

@@ -39,6 +39,17 @@ struct sim_deadlock {
     uint32_t n;
 };
 
+/* Rows a monitor table moved out of memory: past SIM_SPILL_ROWS rows in
+ * memory, they are appended to an unnamed temporary file (tmpfile(3)), and
+ * read back when the CSV is written, so memory stays bounded however long
+ * the simulated time or however many PFC events. */
+#define SIM_SPILL_ROWS 65536
+struct sim_spill {
+    FILE *f;
+    uint64_t rows;  /* in the file */
+    int err;        /* errno of the first failure: rows were lost */
+};
+
 struct sim_monitor {
     struct sim_component comp; /* SAMPLE, DEADLOCK_CHECK; first, for the downcast */
     struct sim_network *net;
@@ -49,6 +60,7 @@ struct sim_monitor {
     size_t nqlen, capqlen;
     struct sim_rate_row *rates;
     size_t nrates, caprates;
+    struct sim_spill spill_pfc, spill_qlen, spill_rates; /* older rows of each */
     struct sim_deadlock *deadlocks;
     size_t ndeadlocks, capdeadlocks;
     uint8_t *qlen_shown;    /* per port: a row was written at the last sample */

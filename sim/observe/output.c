@@ -7,10 +7,12 @@
  * two runs of one configuration and seed leave identical files.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +33,7 @@ static bool out_open(struct out_file *o, const char *dir, const char *name, char
 {
     o->path = sim__xasprintf("%s/%s", dir, name);
     o->tmp = sim__xasprintf("%s.tmp", o->path);
-    o->f = fopen(o->tmp, "w");
+    o->f = sim__fopen_new(o->tmp);
     if (!o->f) {
         snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
         return false;
@@ -95,6 +97,49 @@ static int make_dir(struct sim_network *net, const char *path, char *err, size_t
     return rc;
 }
 
+/* mkdir -p of a directory outputs go into, which must be a directory of
+ * its own: not a symbolic link, made by this run or not. */
+static int output_dir(struct sim_network *net, const char *path, char *err, size_t errcap)
+{
+    if (make_dir(net, path, err, errcap))
+        return -1;
+    struct stat st;
+    if (lstat(path, &st)) {
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(err, errcap, "%s: a symbolic link; outputs go only into a directory itself (give the link's target)",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+int sim_network_claim_output(struct sim_network *net, const char *dir, char *err, size_t errcap)
+{
+    if (net->out_lock)
+        return 0;
+    if (output_dir(net, dir, err, errcap))
+        return -1;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errcap, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK)
+            snprintf(err, errcap, "%s: another run is writing its outputs there; wait for it or give another --out",
+                     dir);
+        else
+            snprintf(err, errcap, "%s: cannot lock: %s", dir, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    net->out_lock = fd + 1;
+    return 0;
+}
+
 void sim__output_dirs_release(struct sim_network *net, bool keep)
 {
     for (size_t i = net->nmade_dirs; i-- > 0;) {
@@ -105,6 +150,9 @@ void sim__output_dirs_release(struct sim_network *net, bool keep)
     free(net->made_dirs);
     net->made_dirs = NULL;
     net->nmade_dirs = 0;
+    if (net->out_lock)
+        close(net->out_lock - 1); /* and with it the lock */
+    net->out_lock = 0;
 }
 
 static void json_string(FILE *f, const char *s) { rdma_json_fputs(s, f); }
@@ -124,10 +172,12 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         if (cfg->nodes[p->node->index].trace || cfg->links[p->link].trace)
             any = true;
     }
+    if (sim_network_claim_output(net, dir, err, errcap))
+        return -1;
     if (!any)
         return 0;
     char *pdir = sim__xasprintf("%s/pcap", dir);
-    int rc = make_dir(net, dir, err, errcap) || make_dir(net, pdir, err, errcap) ? -1 : 0;
+    int rc = output_dir(net, pdir, err, errcap);
     for (size_t i = 0; !rc && i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
         if (!cfg->nodes[p->node->index].trace && !cfg->links[p->link].trace)
@@ -422,7 +472,7 @@ static void write_ports(struct sim_network *net, FILE *f)
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
-    if (make_dir(net, dir, err, errcap))
+    if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
     static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
     struct out_file o[4] = {{0}};

@@ -2,6 +2,7 @@
  * (nanosecond timestamps, Ethernet link type, optional snap length) under
  * a temporary name and renamed into place when the run is complete. Each
  * is a tap on its port (net/net.h): the port tells it of every frame. */
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,17 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, s
         return NULL;
     }
     char *tmp = sim__xasprintf("%s.tmp", path);
-    pcap_dumper_t *dump = pcap_dump_open(dead, tmp);
+    FILE *f = sim__fopen_new(tmp);
+    pcap_dumper_t *dump = f ? pcap_dump_fopen(dead, f) : NULL;
     if (!dump) {
-        snprintf(err, errcap, "%s", pcap_geterr(dead));
+        if (f)
+            snprintf(err, errcap, "%s: %s", tmp, pcap_geterr(dead));
+        else
+            snprintf(err, errcap, "%s: %s", tmp, strerror(errno));
+        if (f) {
+            fclose(f);
+            remove(tmp);
+        }
         pcap_close(dead);
         free(tmp);
         return NULL;

@@ -4,11 +4,13 @@
  * written as text or JSON (report_text.c, report_json.c) and, with
  * --timeline, as CSV (timeline_csv.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #define DEFAULT_INTERVAL_NS 1000000u       /* 1 ms */
 #define DEFAULT_LINK_BPS 100000000000u     /* 100 Gb/s */
 #define DEFAULT_TOP 10u
+#define DEFAULT_TIMELINE_MAX ((uint64_t)1 << 30) /* 1 GiB */
 #define OUT_BUFFER (1u << 20)
 
 static void usage(FILE *f)
@@ -63,12 +66,21 @@ static void usage(FILE *f)
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
             "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
+            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): a\n"
+            "                     run whose timeline would grow past it (a short\n"
+            "                     --interval over a long capture or a long PFC pause)\n"
+            "                     stops with an error and leaves no CSV\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
             "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
             "                     400Gbps; a bare number is Gb/s)\n"
             "  --top N            rows per table in the text report (default 10; the\n"
             "                     anomaly table shows twice as many)\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
+            "  --max-memory SIZE  memory for the analysis (default 1GiB; e.g. 512MiB,\n"
+            "                     4GiB): about 4 KiB per flow (a QP's or TCP connection's\n"
+            "                     direction). Past it, new flows are not followed: the\n"
+            "                     report covers the others and says how many frames\n"
+            "                     were left out\n"
             "  -h, --help         this text\n"
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
@@ -97,6 +109,30 @@ static bool parse_duration(const char *s, uint64_t *ns)
                 return false;
             *ns = v * units[i].mul;
             return *ns > 0;
+        }
+    return false;
+}
+
+/* "512MiB", "4GiB", "1000000" (bytes); KB, MB, GB, TB are powers of 1000. */
+static bool parse_size(const char *s, uint64_t *bytes)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"", 1}, {"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+                 {"TB", 1000000000000}, {"KiB", 1u << 10}, {"MiB", 1u << 20}, {"GiB", 1u << 30},
+                 {"TiB", (uint64_t)1 << 40}};
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            if (v > UINT64_MAX / units[i].mul)
+                return false;
+            *bytes = v * units[i].mul;
+            return *bytes >= RDMA_REPLAY_FLOW_COST;
         }
     return false;
 }
@@ -137,6 +173,8 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {"link-speed", required_argument, 0, 'l'},
         {"top", required_argument, 0, 'n'},
         {"rocev2-port", required_argument, 0, 'p'},
+        {"max-memory", required_argument, 0, 'm'},
+        {"timeline-max", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -161,6 +199,20 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'l':
             if (!parse_speed(optarg, &o->link_bps)) {
                 fprintf(stderr, "rdmasim replay: --link-speed: '%s' is not a link speed (e.g. 100Gbps, 25G)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm':
+            if (!parse_size(optarg, &o->max_memory)) {
+                fprintf(stderr, "rdmasim replay: --max-memory: '%s' is not a size of at least 4KiB (e.g. 512MiB, 4GiB)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'T':
+            if (!parse_size(optarg, &o->timeline_max)) {
+                fprintf(stderr, "rdmasim replay: --timeline-max: '%s' is not a size of at least 4KiB (e.g. 64MiB)\n",
+                        optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -233,6 +285,44 @@ static bool on_message(void *ctx, const struct rdma_replay *an, const struct rdm
     return !r->oom;
 }
 
+/* PATH.tmp, created so that nobody can redirect it: O_EXCL|O_NOFOLLOW, and
+ * locked (flock) while this run writes it. What is already there is
+ * removed when it is a symbolic link or a file no running replay holds (left
+ * by a run that was killed); a file another run holds is refused (EBUSY). */
+static int create_tmp(const char *tmp)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                return fd;
+            close(fd);
+            errno = EBUSY;
+            return -1;
+        }
+        if (errno != EEXIST)
+            return -1;
+        struct stat st;
+        if (lstat(tmp, &st))
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            int old = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            bool busy = old >= 0 && flock(old, LOCK_EX | LOCK_NB) != 0;
+            if (old >= 0)
+                close(old);
+            if (busy) {
+                errno = EBUSY;
+                return -1;
+            }
+        } else if (!S_ISLNK(st.st_mode)) {
+            return -1; /* errno EEXIST: a directory or some other thing */
+        }
+        unlink(tmp);
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 /* The timeline goes to PATH.tmp (*tmp), renamed into place by
  * timeline_close() once complete, so that an interrupted or failed run
  * leaves no CSV that looks finished; a path that exists and is not a
@@ -247,7 +337,12 @@ static FILE *timeline_open(const char *path, char **tmp)
     if (!(*tmp = malloc(n)))
         return NULL;
     snprintf(*tmp, n, "%s.tmp", path);
-    FILE *f = fopen(*tmp, "w");
+    int fd = create_tmp(*tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f) {
+        close(fd);
+        unlink(*tmp);
+    }
     if (!f) {
         int e = errno;
         free(*tmp);
@@ -311,7 +406,8 @@ static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
 
 int cmd_replay(int argc, char **argv)
 {
-    struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP};
+    struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP,
+                               .timeline_max = DEFAULT_TIMELINE_MAX};
     rdma_decode_config_init(&opts.cfg);
     int rc = parse_opts(argc, argv, &opts);
     if (rc >= 0)
@@ -334,13 +430,17 @@ int cmd_replay(int argc, char **argv)
     }
     char *timeline_tmp = NULL;
     if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
-        fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
+        if (errno == EBUSY)
+            fprintf(stderr, "rdmasim replay: %s: another run is writing it\n", opts.timeline);
+        else
+            fprintf(stderr, "rdmasim replay: %s: %s\n", opts.timeline, strerror(errno));
         rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
     if (timeline_tmp)
         remove_on_signal(timeline_tmp);
-    struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns};
+    struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns,
+                                      .max_memory = opts.max_memory};
     struct rdma_replay_callbacks cb = {.ctx = &r, .message = on_message};
     if (r.timeline) {
         cb.flow_interval = timeline_flow_row;
@@ -364,7 +464,13 @@ int cmd_replay(int argc, char **argv)
     rc = EXIT_OK;
     if (!r.oom && !rdma_replay_finish(r.an))
         r.oom = true;
-    if (r.oom) {
+    if (r.timeline_over) {
+        fprintf(stderr,
+                "rdmasim replay: %s: the timeline would take more than --timeline-max (%" PRIu64
+                " bytes) at frame %" PRIu64 ": give a longer --interval; no timeline written\n",
+                opts.timeline, opts.timeline_max, rdma_replay_totals(r.an)->frames);
+        rc = EXIT_USAGE;
+    } else if (r.oom) {
         fprintf(stderr, "rdmasim replay: %s: out of memory at frame %" PRIu64 "\n", r.path,
                 rdma_replay_totals(r.an)->frames);
         rc = EXIT_USAGE;

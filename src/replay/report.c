@@ -182,7 +182,7 @@ void anomaly_code_text(const struct rdma_replay_anomaly *a, char *buf, size_t ca
         snprintf(buf, cap, "%s", rdma_replay_kind_name(a->code));
         break;
     case RDMA_REPLAY_ANOM_TCP_RETRANSMIT:
-        snprintf(buf, cap, "%s", a->code ? "partly new data" : "");
+        snprintf(buf, cap, "%s", a->code == 2 ? "different data" : a->code ? "partly new data" : "");
         break;
     case RDMA_REPLAY_ANOM_UNMATCHED:
     case RDMA_REPLAY_ANOM_OUT_OF_ORDER:

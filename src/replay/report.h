@@ -18,6 +18,8 @@ struct replay_opts {
     uint64_t interval_ns;
     uint64_t link_bps;
     uint32_t top;
+    uint64_t max_memory;   /* bytes, 0: the library's default */
+    uint64_t timeline_max; /* bytes the timeline may take */
     struct rdma_decode_config cfg;
 };
 
@@ -35,6 +37,8 @@ struct report {
     struct rdma_replay *an;  /* the analysis */
     FILE *out;               /* the report */
     FILE *timeline;          /* the CSV, or NULL */
+    uint64_t timeline_bytes; /* written to it */
+    bool timeline_over;      /* it would have grown past --timeline-max */
     struct slow_list slow;
     bool oom;
     bool first_message_out;  /* JSON: a message was written already */

@@ -361,17 +361,28 @@ void report_json_end(struct report *r)
     struct conv_view *v = conv_views(r, &n);
     if (!v)
         r->oom = true;
+    /* seconds and nanoseconds as decode writes them: -0.5 s is -0.500000000 */
+    int64_t t0 = (int64_t)r->tot->t0_sec;
+    uint64_t t0_ns = r->tot->t0_nsec, t0_whole = (uint64_t)t0;
+    const char *t0_sign = "";
+    if (t0 < 0) {
+        t0_sign = "-";
+        t0_whole = 0 - (uint64_t)t0 - (t0_ns ? 1 : 0);
+        t0_ns = t0_ns ? 1000000000 - t0_ns : 0;
+    }
     fprintf(o,
-            "],\n\"capture_start\":\"%" PRIu64 ".%09" PRIu64 "\",\"link_speed_bps\":%" PRIu64
+            "],\n\"capture_start\":\"%s%" PRIu64 ".%09" PRIu64 "\",\"link_speed_bps\":%" PRIu64
             ",\"interval_ns\":%" PRIu64 ",\"summary\":{\"frames\":%" PRIu64 ",\"rdma_frames\":%" PRIu64
             ",\"other_frames\":%" PRIu64 ",\"bad_frames\":%" PRIu64 ",\"snapped_frames\":%" PRIu64
             ",\"wire_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"conversations\":%" PRIu32 ",\"flows\":%" PRIu32
             ",\"messages\":%" PRIu64 ",\"messages_failed\":%" PRIu64 ",\"cm_messages\":%" PRIu64
-            ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s}",
-            r->tot->t0_sec, r->tot->t0_nsec, r->opts->link_bps, r->opts->interval_ns, r->tot->frames,
+            ",\"management_frames\":%" PRIu64 ",\"connections\":%" PRIu32 ",\"damaged_record\":%s"
+            ",\"memory_limit_flows\":%" PRIu32 ",\"unanalysed_frames\":%" PRIu64 "}",
+            t0_sign, t0_whole, t0_ns, r->opts->link_bps, r->opts->interval_ns, r->tot->frames,
             r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames, r->tot->snapped_frames, r->tot->wire_bytes,
             r->tot->t_last, n, r->nflows, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages,
-            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false");
+            r->tot->mgmt_frames, r->nconns, r->damaged ? "true" : "false", r->tot->max_flows,
+            r->tot->capped_frames);
     fputs(",\"message_kinds\":[", o);
     struct rdma_replay_kind_stats all[RDMA_REPLAY_KINDS] = {0};
     for (uint32_t i = 0; i < r->nflows; i++) {

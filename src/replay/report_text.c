@@ -27,6 +27,11 @@ static void header(struct report *r, uint32_t nconv)
             512e9 / (double)r->opts->link_bps);
     if (r->damaged)
         fprintf(o, "  the capture ends with a damaged record: later frames were not read\n");
+    if (r->tot->capped_frames)
+        fprintf(o,
+                "  memory limit reached (--max-memory): only the first %" PRIu32 " flows were followed; %" PRIu64
+                " frames of later flows were not analysed\n",
+                r->tot->max_flows, r->tot->capped_frames);
 }
 
 static void endpoint(char *buf, size_t cap, const struct conv_end *e)

@@ -167,7 +167,7 @@ int cmd_sim(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *out = NULL;
-    bool check = false, quiet = false, wall_time = false;
+    bool check = false, quiet = false, wall_time = false, written = false;
     char **sets = calloc((size_t)argc + 1, sizeof *sets);
     char *seed_set = NULL, *memory_set = NULL;
     size_t nsets = 0;
@@ -260,13 +260,15 @@ int cmd_sim(int argc, char **argv)
         } else if (out && sim_network_write(net, out, wall_time ? wall : -1, err, sizeof err)) {
             fprintf(stderr, "rdmasim sim: %s\n", err);
             rc = EXIT_USAGE;
+        } else {
+            written = out != NULL;
         }
         struct sim_totals t;
         sim_network_totals(net, &t);
         if (rc == EXIT_OK && (t.failed || t.corrupted))
             rc = EXIT_SIM_FAILED;
         if (!quiet && !interrupted)
-            print_summary(net, path, out, wall);
+            print_summary(net, path, written ? out : NULL, wall); /* "outputs" only once they exist */
     }
     sim_network_destroy(net);
     sim_config_free(cfg);

@@ -5,6 +5,7 @@
  * a capture joined mid-stream with and without markers).
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -659,6 +660,69 @@ END_TEST
 START_TEST(stream_gap_without_markers) { capture_gap(false); }
 END_TEST
 
+/* Past max_conns the least recently active connection ages out: an MPA
+ * one with an error PDU that names it and says it is about another
+ * connection (aged); octets held out of order at the end are reported. */
+START_TEST(stream_aged_out_and_held_octets)
+{
+    struct harness h;
+    harness_init(&h);
+    struct rdma_iwarp_limits lim = {1, 0};
+    rdma_iwarp_stream_set_limits(h.s, &lim);
+    mpa_handshake(&h, false, true);
+    /* a SYN of another connection, from a third address */
+    struct rdma_pkt pkt, d;
+    struct rdma_tcp tcp;
+    static uint8_t frame[128];
+    size_t n;
+    const uint8_t other[4] = {10, 9, 9, 9};
+    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h.side[1].ip, 7777, 80);
+    tcp.flags = RDMA_TCP_SYN;
+    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
+    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    ck_assert(rdma_iwarp_next(h.s, &pdu));
+    ck_assert(pdu.aged);
+    ck_assert_uint_eq(pdu.kind, RDMA_IWARP_PDU_ERROR);
+    ck_assert_ptr_nonnull(strstr(pdu.reason, "connection aged out"));
+    sender_of(&h, &pdu.ends);
+    ck_assert(!rdma_iwarp_next(h.s, &pdu));
+    struct rdma_iwarp_stats st;
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.aged_out, 1);
+    ck_assert_uint_eq(st.conns, 1);
+    rdma_iwarp_stream_free(h.s);
+
+    /* the first FPDU lost, three behind it held to the end */
+    enum { COUNT = 4 };
+    static uint8_t stream[COUNT * 800];
+    static size_t b[COUNT + 1];
+    harness_init(&h);
+    mpa_handshake(&h, false, true);
+    struct rdma_mpa_framing fr = {false, true, h.side[0].seq};
+    size_t len = stream_of_sends(&h, &fr, COUNT, stream, b);
+    uint32_t base = h.side[0].seq;
+    segment_at(&h, 0, base + (uint32_t)b[1], 0, stream + b[1], len - b[1]);
+    ck_assert_uint_eq(h.n_fpdu, 0);
+    struct rdma_iwarp_pdu last;
+    unsigned errors = 0;
+    while (rdma_iwarp_finish(h.s, &last)) {
+        errors++;
+        ck_assert_uint_eq(last.status, RDMA_TRUNCATED);
+        ck_assert_uint_eq(sender_of(&h, &last.ends), 0);
+        char want[64];
+        snprintf(want, sizeof want, "%zu octets after a gap never delivered", len - b[1]);
+        ck_assert_str_eq(last.reason, want);
+    }
+    ck_assert_uint_eq(errors, 1);
+    rdma_iwarp_stream_free(h.s);
+}
+END_TEST
+
 static Suite *iwarp_suite(void)
 {
     Suite *s = suite_create("iwarp");
@@ -683,6 +747,7 @@ static Suite *iwarp_suite(void)
     tcase_add_test(r, stream_overrun_and_plain_tcp);
     tcase_add_test(r, stream_gap_with_markers);
     tcase_add_test(r, stream_gap_without_markers);
+    tcase_add_test(r, stream_aged_out_and_held_octets);
     suite_add_tcase(s, r);
     return s;
 }

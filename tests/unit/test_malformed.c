@@ -148,22 +148,46 @@ START_TEST(pad_count_on_an_ack)
 }
 END_TEST
 
-START_TEST(third_vlan_tag)
+/* G_QINQ_ACK with `extra` more tags (802.1Q, PCP 1, VID 10) after its
+ * C-tag, into out; returns the frame's length. */
+static size_t more_tags(uint8_t *out, unsigned extra)
 {
-    /* G_QINQ_ACK with a third tag (802.1Q, PCP 1, VID 10) after its C-tag */
     const struct golden *g = &goldens[G_QINQ_ACK];
-    uint8_t two[UNIT_FRAME_MAX], three[UNIT_FRAME_MAX];
+    uint8_t two[UNIT_FRAME_MAX];
     size_t len = golden_frame(G_QINQ_ACK, two);
     static const uint8_t tag[4] = {0x20, 0x0a, 0x08, 0x00};
-    memcpy(three, two, g->l3);
-    three[g->l3 - 2] = 0x81; /* the C-tag's EtherType now announces a tag */
-    three[g->l3 - 1] = 0x00;
-    memcpy(three + g->l3, tag, sizeof tag);
-    memcpy(three + g->l3 + 4, two + g->l3, len - g->l3);
-    unit_seal(g->crc, three, g->l3 + 4, len + 4);
+    memcpy(out, two, g->l3);
+    out[g->l3 - 2] = 0x81; /* the C-tag's EtherType now announces a tag */
+    out[g->l3 - 1] = 0x00;
+    for (unsigned i = 0; i < extra; i++) {
+        memcpy(out + g->l3 + 4 * i, tag, sizeof tag);
+        if (i + 1 < extra) {
+            out[g->l3 + 4 * i + 2] = 0x81;
+            out[g->l3 + 4 * i + 3] = 0x00;
+        }
+    }
+    memcpy(out + g->l3 + 4 * extra, two + g->l3, len - g->l3);
+    unit_seal(g->crc, out, g->l3 + 4 * extra, len + 4 * extra);
+    return len + 4 * extra;
+}
+
+START_TEST(third_vlan_tag)
+{
+    /* up to RDMA_MAX_VLAN (20) tags RoCE behind them is decoded, as
+     * tshark 4.0 decodes it (a 21st tag stops it too) */
+    const struct golden *g = &goldens[G_QINQ_ACK];
+    uint8_t frame[UNIT_FRAME_MAX];
     struct rdma_pkt p;
-    expect_status(g->linktype, three, len + 4, RDMA_MALFORMED, &p, "three tags");
-    ck_assert_uint_eq(p.nvlan, 2);
+    size_t len = more_tags(frame, 1);
+    expect_status(g->linktype, frame, len, RDMA_OK, &p, "three tags");
+    ck_assert_uint_eq(p.nvlan, 3);
+    ck_assert(p.present & RDMA_HDR_IP);
+    len = more_tags(frame, RDMA_MAX_VLAN - 2);
+    expect_status(g->linktype, frame, len, RDMA_OK, &p, "twenty tags");
+    ck_assert_uint_eq(p.nvlan, RDMA_MAX_VLAN);
+    len = more_tags(frame, RDMA_MAX_VLAN - 1);
+    expect_status(g->linktype, frame, len, RDMA_UNSUPPORTED, &p, "twenty-one tags");
+    ck_assert_uint_eq(p.nvlan, RDMA_MAX_VLAN);
     ck_assert(!(p.present & RDMA_HDR_IP));
 }
 END_TEST
