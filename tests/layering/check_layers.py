@@ -85,9 +85,10 @@ def main():
             errors.append(f"sim/{folder}/: not a known layer (add it to LAYERS in {sys.argv[0]})")
             continue
         graph.setdefault(folder, set())
-        for name in sorted(os.listdir(path)):
-            if not name.endswith((".c", ".h")):
-                continue
+        # a layer's subfolders (host/cc/) belong to the layer
+        sources = sorted(os.path.relpath(os.path.join(d, n), path)
+                         for d, _, names in os.walk(path) for n in names if n.endswith((".c", ".h")))
+        for name in sources:
             counts[folder] = counts.get(folder, 0) + 1
             text = open(os.path.join(path, name)).read()
             for inc in INCLUDE.findall(text):

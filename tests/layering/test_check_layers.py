@@ -47,6 +47,9 @@ CASES = [
      1, "private to config/"),
     ("codec", {"net/port.c": '#include "bytes.h"\n'}, 1, "a private header of the codec"),
     ("unknown", {"misc/x.c": ""}, 1, "sim/misc/: not a known layer"),
+    ("subfolder", {"host/nic.h": "", "net/net.h": "", "host/cc/dcqcn.c": '#include "host/nic.h"\n',
+                   "net/port.c": '#include "host/cc/cc.h"\n'},
+     1, "sim/net/port.c: includes host/cc/cc.h, of layer host/ above net/"),
 ]
 
 failed = 0
