@@ -9,6 +9,9 @@
 
 void replay__anomalies_free(struct anomalies *a)
 {
+    for (uint32_t i = 0; i < a->n; i++)
+        for (uint32_t k = 0; k < a->v[i].nsamples; k++)
+            free((char *)a->v[i].ev[k].text);
     free(a->v);
     free(a->slots);
     memset(a, 0, sizeof *a);
@@ -79,8 +82,16 @@ bool replay__anomaly_add(struct anomalies *a, unsigned kind, unsigned code, int3
         x->value_min = ev->value;
     if (ev->value > x->value_max)
         x->value_max = ev->value;
-    if (x->nsamples < RDMA_REPLAY_SAMPLES)
-        x->ev[x->nsamples++] = *ev;
+    if (x->nsamples < RDMA_REPLAY_SAMPLES) {
+        /* a reason may live only as long as the call that gave it (one
+         * with numbers in it, written into the reassembler's buffer): the
+         * example keeps a copy of its own */
+        char *text = NULL;
+        if (ev->text && !(text = strdup(ev->text)))
+            return false;
+        x->ev[x->nsamples] = *ev;
+        x->ev[x->nsamples++].text = text;
+    }
     a->per_kind[kind]++;
     return true;
 }

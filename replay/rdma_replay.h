@@ -128,7 +128,8 @@ struct rdma_replay_event {
     uint64_t t;        /* ns since the first frame */
     uint64_t value;    /* kind-specific: missing PSNs, timer ns, pause ns, ... */
     uint32_t psn, psn_end;
-    const char *text;  /* static text (decoder reason), or NULL */
+    const char *text;  /* a reason (the decoder's), or NULL; valid during a callback, and
+                        * for the anomalies' examples until rdma_replay_free */
 };
 
 #define RDMA_REPLAY_SAMPLES 16
