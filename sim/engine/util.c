@@ -20,7 +20,7 @@ static void *check(void *p, size_t n)
 {
     if (!p && n) {
         fprintf(stderr, "librdmasim: out of memory (%zu bytes more could not be had); the run ends without "
-                        "outputs (max_memory or --max-memory sets the limit the estimate is checked against)\n",
+                        "outputs (the max_memory key sets the limit the estimate is checked against)\n",
                 n);
         exit(2);
     }
