@@ -51,7 +51,8 @@ def main():
               str(len(rows)))
         times = [int(x.split(",", 1)[0]) for x in rows]
         check("in time order across the spilled rows", times == sorted(times))
-        check(f"peak memory {peak:.0f} MB < 40 MB (rows on disk, not in memory)", peak < 40)
+        limit = 40 * (4 if os.environ.get("SANITIZER_FLAGS", "").strip() else 1)
+        check(f"peak memory {peak:.0f} MB < {limit} MB (rows on disk, not in memory)", peak < limit)
 
         src = open(os.path.join(os.environ["TOP_SRCDIR"], "examples", "fabric-incast-pfc.yaml")).read()
         bad = src.replace("pfc: {priorities: [3]}", "pfc: {priorities: [3], refresh: 1ps}")
