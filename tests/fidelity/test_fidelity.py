@@ -193,6 +193,20 @@ class CongestionControl(unittest.TestCase):
             s, w, _ = self.run_flows(tmp, 4, "--set", "nic.dcqcn.clamp_target=true")
             self.assertLess(min(w[1:]), 0.5 * 100e9, w)
 
+    def test_a_flow_joining_keeps_the_link_busy(self):
+        """Three flows share the bottleneck; a fourth joins at 10 ms."""
+        with tempfile.TemporaryDirectory() as tmp:
+            for cc in ("dcqcn", "dctcp"):
+                with self.subTest(cc=cc):
+                    cfg = write_config(tmp, bottleneck(4, stop="30ms", starts=["0us"] * 3 + ["10ms"]),
+                                       f"join{cc}.yaml")
+                    out = os.path.join(tmp, f"join{cc}")
+                    run_sim(cfg, out, "--set", f"nic.cc={cc}")
+                    w = windows(out, 4)
+                    self.assertEqual(len(w), 30)
+                    self.assertGreaterEqual(min(w[1:]), 0.9 * 100e9, w)
+                    self.assertEqual(summary(out)["totals"]["retransmitted"], 0)
+
 
 class Timely(unittest.TestCase):
     """TIMELY with its paper's parameters (set for 10 Gb/s NICs): alone on
