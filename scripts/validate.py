@@ -91,8 +91,9 @@ def tlp_rate(gen, width, mps=256):
     return GTS[gen] * 128 / 130 * width * (1 - 8 / i - 8 / i - 4 / 1538)
 
 
-def headroom(rate, delay_ps, mtu):
-    return -(-rate * 2 * delay_ps // (8 * PS)) + 3 * (mtu + 18 + WIRE) + 8 * (60 + WIRE)
+def headroom(rate, delay_ps, mtu, latency_ps=SWITCH_LATENCY):
+    return -(-rate * 2 * delay_ps // (8 * PS)) + 3 * (mtu + 18 + WIRE) + 8 * (60 + WIRE) + \
+        -(-rate * latency_ps // (8 * PS))
 
 
 def row(check, scenario, reference, expected, simulated, unit, tol=None, passed=None):
@@ -209,7 +210,8 @@ workload:
         configured = ports[0]["headroom_bytes"]
         lossless = s["totals"]["tail_drops"] == 0 and s["fabric"]["headroom_drops"] == 0
         rows.append(row("PFC headroom", f"{n} -> 1 incast, 100 Gb/s, 2 us, MTU 9000, PFC",
-                        "2 x rate x delay + 3 largest frames + 8 PFC frames (IEEE 802.1Qbb annex N)",
+                        "2 x rate x delay + 3 largest frames + 8 PFC frames (IEEE 802.1Qbb annex N) "
+                        "+ rate x switch latency",
                         h, configured, "bytes", 0))
         rows.append(row("PFC headroom used", f"{n} -> 1 incast: most headroom used, no frame lost",
                         "at most the headroom; nothing dropped", h, used, "bytes",
