@@ -593,7 +593,7 @@ bool sim__check_fabric(struct loader *L)
                 continue;
             }
             const struct cfg_switch *s = &cfg->fabric.sw[n->swp];
-            uint64_t headroom = s->headroom ? s->headroom : sim__pfc_headroom(&lk->p);
+            uint64_t headroom = s->headroom ? s->headroom : sim__pfc_headroom_switch(&lk->p, s->latency);
             need[ends[e]] += SIM_PRIOS * s->reserved +
                              headroom * (uint64_t)__builtin_popcount(s->lossless);
         }

@@ -32,6 +32,12 @@ uint64_t sim__queue_cap(const struct cfg_switch *s, uint64_t port_buffer, uint64
     return (uint64_t)(s->alpha * (double)pool / (1 + s->alpha)) + (uint64_t)nports * s->reserved;
 }
 
+uint64_t sim__pfc_headroom_switch(const struct cfg_link_params *lp, sim_time_t latency)
+{
+    unsigned __int128 bits = (unsigned __int128)lp->rate * latency;
+    return sim__pfc_headroom(lp) + (uint64_t)((bits + 8 * SIM_S - 1) / (8 * SIM_S));
+}
+
 uint64_t sim__pfc_headroom(const struct cfg_link_params *lp)
 {
     unsigned __int128 bits = (unsigned __int128)lp->rate * 2 * lp->delay;

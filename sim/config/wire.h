@@ -22,6 +22,10 @@ static inline uint64_t sim__max_frame(const struct cfg_link_params *lp) { return
 /* Bytes that may still arrive on a link after its receiver decides to
  * pause it; see wire.c for the derivation. */
 uint64_t sim__pfc_headroom(const struct cfg_link_params *lp);
+/* The same at a switch port: the switch decides as frames reach it, its
+ * forwarding latency after they came off the link, so that much more
+ * arrives at line rate: headroom + rate x latency. */
+uint64_t sim__pfc_headroom_switch(const struct cfg_link_params *lp, sim_time_t latency);
 
 /* The most bytes one egress queue of a switch can ever hold: its port's
  * buffer without a shared one; with one, the whole buffer when a priority

@@ -396,7 +396,7 @@ static void sw_init(struct sim_component *c)
         struct sim_port *port = n->ports[i];
         struct sw_port *sp = &sw->sp[i];
         sim__pfc_port_init(port, true, p->quanta, p->refresh);
-        sp->headroom = p->headroom ? p->headroom : sim__pfc_headroom(&port->p);
+        sp->headroom = p->headroom ? p->headroom : sim__pfc_headroom_switch(&port->p, p->latency);
         headroom += sp->headroom * nlossless;
         if (nlossless)
             port->st.headroom = sp->headroom;

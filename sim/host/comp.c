@@ -274,7 +274,8 @@ static enum comp_state timeout(struct comp_ctx *c)
         return COMP_DONE;
     }
     qp->st.timeouts++;
-    qp->rto_resend = true;
+    if (qp->rto_resend < 127)
+        qp->rto_resend++;
     return COMP_RETRY;
 }
 

@@ -184,6 +184,7 @@ static void pull(struct sim_nic *nic)
         qp->in_ring = false;
         memset(&pkt, 0, sizeof pkt);
         bool paced = qp->cc && qp->next_tx > now, request = false;
+        uint32_t sent_psn = qp->max_psn; /* before this frame: it may be a new one */
         if (paced) {
             if (!ack_next(qp) || !sim__resp_next(qp, &pkt)) {
                 if (!qp->in_heap)
@@ -200,9 +201,9 @@ static void pull(struct sim_nic *nic)
         if (request && qp->cc && qp->cc->timely)
             sim__timely_sent(qp, pkt.bth.psn);
         if (request && qp->rto_resend) {
-            f->flags |= SIM_FRAME_RTO;
-            f->aux = qp->max_psn;
-            qp->rto_resend = false;
+            f->flags |= (uint8_t)(SIM_FRAME_RTO | qp->rto_resend << SIM_FRAME_RTO_SHIFT);
+            f->aux = sent_psn;
+            qp->rto_resend = 0;
         }
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
@@ -344,7 +345,7 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
             sim__dcqcn_ce(qp);
         if (pkt.op->flags & RDMA_OPF_REQUEST) {
             if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->aux)
-                qp->st.rto_dups++;
+                qp->st.rto_dups += f->flags >> SIM_FRAME_RTO_SHIFT;
             if (qp->p->ooo && sim__psn_diff(pkt.bth.psn, qp->epsn) > 0) {
                 hold(nic, qp, f, pkt.bth.psn);
                 return;

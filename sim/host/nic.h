@@ -197,7 +197,7 @@ struct sim_qp {
     uint32_t since_ackreq;
     uint8_t retry_left, rnr_left;
     bool retrying; /* a go-back-N from una_psn is under way */
-    bool rto_resend; /* the timer fired: flag the next request frame (SIM_FRAME_RTO) */
+    uint8_t rto_resend; /* timeouts since the last request frame: flag the next (SIM_FRAME_RTO) */
     bool ce_echo;    /* DCTCP responder: a request arrived CE-marked since the last ACK */
     sim_time_t rnr_until;
     sim_time_t wake_at;  /* the DMA wake pending, SIM_TIME_NEVER if none */

@@ -145,10 +145,13 @@ static enum req_state build(struct req_ctx *c)
             pkt->ieth.r_key = w->inv_rkey;
         pkt->payload = c->bytes ? sim__nic_payload(qp->nic, w->lmr, off) : NULL;
         pkt->payload_len = c->bytes;
-        /* also ask when the window fills, or the requester would stall */
+        /* also ask when the window fills, or the requester would stall;
+         * and with the first packet resent after a timeout, so that the
+         * responder says at once how far it got (else a queue pair slower
+         * than its timer would resend the same packets forever) */
         ackreq = c->last ||
                  (qp->p->ack_request_every && qp->since_ackreq + 1 >= qp->p->ack_request_every) ||
-                 ((qp->next_psn - qp->una_psn) & 0xffffff) + 1 >= PSN_WINDOW;
+                 ((qp->next_psn - qp->una_psn) & 0xffffff) + 1 >= PSN_WINDOW || qp->rto_resend;
         break;
     }
     }

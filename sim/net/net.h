@@ -48,6 +48,8 @@ struct sim_frame {
  * counts the timeout as one without loss when it had received every packet
  * sent before it. Outputs read this; the models never act on it. */
 #define SIM_FRAME_RTO 0x01
+/* flags >> SIM_FRAME_RTO_SHIFT: how many timeouts fired before it left */
+#define SIM_FRAME_RTO_SHIFT 1
 
 struct sim_frame_pool {
     struct sim_frame *free[SIM_FRAME_CLASSES];

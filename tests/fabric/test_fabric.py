@@ -37,8 +37,12 @@ WIRE, PFC_WIRE = 24, 60 + 24
 PFC_DST = bytes.fromhex("0180c2000001")
 
 
-def headroom(rate, delay_ps, mtu):
-    return -(-rate * 2 * delay_ps // (8 * PS)) + 3 * (mtu + 18 + WIRE) + 8 * PFC_WIRE
+def headroom(rate, delay_ps, mtu, latency_ps=300_000):
+    """A switch port's: the round trip, three largest frames, eight PFC
+    frames, and what arrives during the switch's forwarding latency
+    (300 ns by default), as it decides when frames reach it."""
+    return -(-rate * 2 * delay_ps // (8 * PS)) + 3 * (mtu + 18 + WIRE) + 8 * PFC_WIRE + \
+        -(-rate * latency_ps // (8 * PS))
 
 
 def quantum_ps(rate):
@@ -514,7 +518,7 @@ class NicReceiveBuffer(unittest.TestCase):
     switch before its buffer overflows; with PFC off it drops."""
 
     def test_nic_sends_pfc_when_its_buffer_fills(self):
-        h = headroom(100 * 10**9, 10**6, 9000)
+        h = headroom(100 * 10**9, 10**6, 9000, latency_ps=0)  # a NIC's: no forwarding latency
         with tempfile.TemporaryDirectory() as tmp:
             cfg = write_config(tmp, f"""
 seed: 1

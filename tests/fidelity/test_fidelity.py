@@ -193,6 +193,20 @@ class CongestionControl(unittest.TestCase):
             s, w, _ = self.run_flows(tmp, 4, "--set", "nic.dcqcn.clamp_target=true")
             self.assertLess(min(w[1:]), 0.5 * 100e9, w)
 
+    def test_a_flow_joining_keeps_the_link_busy(self):
+        """Three flows share the bottleneck; a fourth joins at 10 ms."""
+        with tempfile.TemporaryDirectory() as tmp:
+            for cc in ("dcqcn", "dctcp"):
+                with self.subTest(cc=cc):
+                    cfg = write_config(tmp, bottleneck(4, stop="30ms", starts=["0us"] * 3 + ["10ms"]),
+                                       f"join{cc}.yaml")
+                    out = os.path.join(tmp, f"join{cc}")
+                    run_sim(cfg, out, "--set", f"nic.cc={cc}")
+                    w = windows(out, 4)
+                    self.assertEqual(len(w), 30)
+                    self.assertGreaterEqual(min(w[1:]), 0.9 * 100e9, w)
+                    self.assertEqual(summary(out)["totals"]["retransmitted"], 0)
+
 
 class Timely(unittest.TestCase):
     """TIMELY with its paper's parameters (set for 10 Gb/s NICs): alone on
@@ -267,8 +281,8 @@ class DctcpEcho(unittest.TestCase):
 
 
 class Timers(unittest.TestCase):
-    """A queue pair DCQCN holds at a few Gb/s takes longer than 1 ms to
-    send the 64 packets between two acknowledgement requests: a 1 ms
+    """A queue pair DCQCN holds at a few Gb/s takes longer than 500 us to
+    send the 64 packets between two acknowledgement requests: a 500 us
     timer fires with nothing lost. The default timeout does not."""
 
     def test_default_timeout_fires_only_on_loss_and_a_short_one_is_told(self):
@@ -276,8 +290,8 @@ class Timers(unittest.TestCase):
             # DCQCN as its paper states it holds eight flows at a few Gb/s
             cfg = write_config(tmp, bottleneck(8, stop="10ms", nic="dcqcn: {clamp_target: true}"))
             run_sim(cfg, os.path.join(tmp, "default"))
-            p = run_sim(cfg, os.path.join(tmp, "short"), "--set", "nic.timeout=1ms")
-            p2 = subprocess.run([RDMASIM, "sim", cfg, "--set", "nic.timeout=1ms"],
+            p = run_sim(cfg, os.path.join(tmp, "short"), "--set", "nic.timeout=500us")
+            p2 = subprocess.run([RDMASIM, "sim", cfg, "--set", "nic.timeout=500us"],
                                 capture_output=True, text=True, timeout=600)
             d, s = summary(os.path.join(tmp, "default")), summary(os.path.join(tmp, "short"))
         self.assertEqual(p.returncode, 0)
