@@ -8,7 +8,7 @@
  *
  * The fabric adds three rules to the pull. CNPs go first. Nothing of a
  * priority the switch has paused (PFC) starts. A queue pair DCQCN limits
- * waits in a heap until its pacing time (dcqcn.c); meanwhile it may still
+ * waits in a heap until its pacing time (cc/dcqcn.c); meanwhile it may still
  * send acknowledgements, which are not rate limited.
  */
 #include <assert.h>

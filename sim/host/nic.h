@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "host/dcqcn.h"
+#include "host/cc/cc.h"
 #include "host/rxbuf.h"
 #include "net/pfc.h"
 #include "rdma_codec.h"

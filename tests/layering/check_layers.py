@@ -89,7 +89,9 @@ def main():
         sources = sorted(os.path.relpath(os.path.join(d, n), path)
                          for d, _, names in os.walk(path) for n in names if n.endswith((".c", ".h")))
         for name in sources:
-            counts[folder] = counts.get(folder, 0) + 1
+            sub = os.path.dirname(name)
+            counts.setdefault(folder, {})
+            counts[folder][sub] = counts[folder].get(sub, 0) + 1
             text = open(os.path.join(path, name)).read()
             for inc in INCLUDE.findall(text):
                 where = f"sim/{folder}/{name}"
@@ -114,7 +116,9 @@ def main():
     for folder in LAYERS:
         if folder in graph:
             deps = sorted(graph[folder], key=lambda d: rank.get(d, 99))
-            print(f"  {folder:8} ({counts.get(folder, 0):2} files) -> {', '.join(deps) if deps else '-'}")
+            n = counts.get(folder, {})
+            files = f"{n.get('', 0):2} files" + "".join(f", {k}/ {v}" for k, v in sorted(n.items()) if k)
+            print(f"  {folder:8} ({files}) -> {', '.join(deps) if deps else '-'}")
     for cycle in find_cycles(graph):
         errors.append("folders depend on each other in a circle: " + " -> ".join(cycle))
     for e in errors:

@@ -1,9 +1,11 @@
-/* dcqcn.h - DCQCN congestion control of a queue pair (Zhu et al., SIGCOMM
- * 2015): the notification point that turns CE marks into CNPs, and the
- * reaction point that cuts and recovers the sending rate.
+/* cc.h - rate-based congestion control of a queue pair, one state for each
+ * algorithm a NIC may run (nic.cc): DCQCN (Zhu et al., SIGCOMM 2015:
+ * dcqcn.c, with the notification point that turns CE marks into CNPs),
+ * DCTCP's rule applied to a queue pair's rate (dctcp.c) and TIMELY (Mittal
+ * et al., SIGCOMM 2015: timely.c).
  */
-#ifndef SIM_HOST_DCQCN_H
-#define SIM_HOST_DCQCN_H
+#ifndef SIM_HOST_CC_H
+#define SIM_HOST_CC_H
 
 #include <stdbool.h>
 #include <stdint.h>
