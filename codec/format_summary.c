@@ -125,6 +125,18 @@ size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
     } else if (pkt->proto == RDMA_PROTO_IB) {
         out_str(o, "raw LNH=");
         out_u64(o, pkt->lrh.lnh);
+    } else if ((pkt->present & RDMA_HDR_IP) && (pkt->ip.frag_offset || (pkt->ip.flags & 1))) {
+        /* A fragment of a datagram (RFC 791): the first holds the UDP
+         * header but not the whole datagram, so none is RoCEv2, whatever
+         * port it names; the decoder stops at the IPv4 header. */
+        out_str(o, "IPv4 fragment id=0x");
+        out_hex(o, pkt->ip.id, 4);
+        out_str(o, " proto=");
+        out_u64(o, pkt->ip.proto);
+        out_str(o, " offset=");
+        out_u64(o, (uint64_t)pkt->ip.frag_offset * 8);
+        if (pkt->ip.flags & 1)
+            out_str(o, " MF");
     } else if (pkt->ethertype) {
         out_str(o, "EtherType 0x");
         out_hex(o, pkt->ethertype, 4);

@@ -132,6 +132,9 @@ enum rdma_status rdma_fpdu_decode(const struct rdma_mpa_framing *fr, uint32_t se
     if (!total || len < total)
         return RDMA_TRUNCATED;
     memset(f, 0, offsetof(struct rdma_iwarp_fpdu, markers));
+    /* the rest is filled as far as decoding gets; op is read whatever the
+     * status (to name the PDU), so it is NULL until the RDMAP header is */
+    f->op = NULL;
     size_t h = header_at(fr, seq);
     f->seq = seq;
     f->wire_len = (uint32_t)total;

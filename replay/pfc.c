@@ -65,6 +65,8 @@ static void run_end(struct rdma_replay *r, struct rdma_replay_pfc *e, uint64_t e
     if (len > e->longest_ns)
         e->longest_ns = len;
     e->paused = false;
+    if (end > e->run_end)
+        e->run_end = end;
     if (r->timeline) {
         uint64_t lo = r->tl_interval * r->cfg.interval_ns;
         e->tl_paused_ns += overlap(e->run_start, end, lo, lo + r->cfg.interval_ns);
@@ -93,8 +95,11 @@ static void pause(struct rdma_replay *r, const uint8_t mac[6], unsigned prio, ui
     e->quanta += quanta;
     e->requested_ns += ns;
     if (!e->paused) {
+        /* A capture whose timestamps step back can start a run inside the
+         * last one: the time paused is a union, so the run starts where
+         * that one ended. */
         e->paused = true;
-        e->run_start = t;
+        e->run_start = t > e->run_end ? t : e->run_end;
     }
     e->paused_until = t + ns;
     struct rdma_replay_event ev = {.frame = {r->frame, 0, 0}, .t = t, .value = ns, .psn = quanta};

@@ -313,7 +313,7 @@ struct rdma_replay_pfc {
     uint8_t prio;
     uint64_t frames, xon, quanta;
     uint64_t requested_ns, paused_ns, longest_ns;
-    uint64_t paused_until, run_start; /* ns since the first frame */
+    uint64_t paused_until, run_start, run_end; /* ns since the first frame; run_end: of the last run */
     bool paused;
     uint64_t first_frame, last_frame;
     uint64_t tl_frames, tl_paused_ns;
@@ -341,7 +341,9 @@ struct rdma_replay_config {
 
 /* What the analysis tells as it goes. Each callback returns false to stop
  * it (as when memory runs out): rdma_replay_frame() and rdma_replay_finish()
- * then return false. Any may be NULL. */
+ * then return false. Any may be NULL. A message is the analysis's until the
+ * callback returns (copy what is to be kept); a flow stays where it is
+ * until rdma_replay_free(). */
 struct rdma_replay_callbacks {
     void *ctx;
     /* A message completed, failed, or was given up at the end of the

@@ -66,11 +66,18 @@ struct sim_totals {
     uint64_t ecn_marked;  /* frames switches marked CE */
     uint64_t cnps;        /* CNPs sent */
     uint64_t deadlocks;   /* PFC deadlocks found */
+    uint64_t timeouts;    /* retransmission timeouts that fired */
+    uint64_t timeouts_without_loss; /* of which the packet resent had arrived before */
 };
 void sim_network_totals(const struct sim_network *net, struct sim_totals *t);
 /* The i-th PFC deadlock found, as one line of text: when, and the cycle of
  * paused ports. False past the last. */
 bool sim_network_deadlock(const struct sim_network *net, size_t i, char *buf, size_t cap);
+
+/* The i-th note on the run, as sentences: what a reader of the totals
+ * should be told (retransmission timeouts that fired with nothing lost).
+ * False past the last. */
+bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap);
 
 /* Write summary.json, messages.csv, ports.csv and the traced ports' pcaps
  * into dir (created if missing). Each file is written under a temporary

@@ -14,10 +14,6 @@
 #include "config/cfg_fabric.h"
 #include "engine/engine.h"
 
-struct cfg_pos {
-    const char *file;
-    int line, col;
-};
 
 struct sim_pcie_config;
 
@@ -51,6 +47,21 @@ static inline bool sim__op_uses_recv(unsigned op)
     return sim__op_is_send(op) || op == SIM_OP_WRITE_IMM;
 }
 
+/* How switches choose among equal-cost ports (docs/config.md, "Routing"). */
+#define CFG_ROUTINGS(X)                                                        \
+    X(ECMP, "ecmp")         /* a hash of the flow: one path per queue pair */  \
+    X(DMODK, "dmodk")       /* by destination: destination-mod-k on fat-trees */ \
+    X(SPRAY, "spray")       /* per packet, at random */                        \
+    X(ADAPTIVE, "adaptive") /* per packet, the port with the fewest bytes queued */
+
+enum cfg_routing {
+#define CFG__ROUTING_ENUM(name, str) CFG_ROUTING_##name,
+    CFG_ROUTINGS(CFG__ROUTING_ENUM)
+#undef CFG__ROUTING_ENUM
+    CFG_ROUTING_COUNT
+};
+const char *sim__routing_name(unsigned r);
+
 /* Queue pair and NIC parameters; one set per host. */
 struct cfg_nic {
     uint32_t mtu;               /* path MTU: 256, 512, 1024, 2048 or 4096 */
@@ -64,6 +75,10 @@ struct cfg_nic {
     bool ipv6;
     uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
     uint8_t dscp;
+    sim_time_t tx_latency; /* the NIC's transmit pipeline, without PCIe modelled */
+    sim_time_t rx_latency; /* its receive pipeline, likewise */
+    bool ooo;              /* the responder places requests out of order, by PSN */
+    sim_time_t ooo_window; /* with ooo: how long a gap may stay open before a NAK */
     struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
 };
 
@@ -116,6 +131,7 @@ struct sim_config {
     sim_time_t stop;   /* SIM_TIME_NEVER: until the workload is done */
     bool payload_data; /* memory holds real bytes */
     uint32_t snaplen;
+    uint8_t routing; /* enum cfg_routing */
     struct cfg_nic nic;
 
     struct cfg_node *nodes;
@@ -134,6 +150,11 @@ struct sim_config {
 #define CFG_DEFAULT_LINK_MTU 9000
 #define CFG_DEFAULT_BUFFER (1024 * 1024)
 #define CFG_DEFAULT_SNAPLEN 65535
+/* IBA vol. 1, 9.7.6.1.3: the local ACK timeout is 4.096 us x 2^code;
+ * rdma-core's libibverbs/examples/rc_pingpong.c and perftest's --qp-timeout
+ * default use code 14: 67.108864 ms. */
+#define CFG_DEFAULT_TIMEOUT (4096 * SIM_NS << 14)
+#define CFG_DEFAULT_OOO_WINDOW (100 * SIM_US)
 /* 1 GiB: at the smallest MTU (256) a message then needs at most 2^22 PSNs,
  * well inside the 2^23 a requester may have outstanding. */
 #define CFG_MAX_MESSAGE (UINT64_C(1) << 30)

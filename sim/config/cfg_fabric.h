@@ -17,12 +17,19 @@
 
 #define SIM_PRIOS 8 /* 802.1Q priorities, one traffic class each */
 
+/* Where a value came from, for checks made once the whole network is known. */
+struct cfg_pos {
+    const char *file;
+    int line, col;
+};
+
 /* ECN marking (RED on the instantaneous queue of a class). A threshold of
  * 0 means "scaled with the port's rate" (sim__ecn_resolve). */
 struct cfg_ecn {
     uint64_t rate; /* in a per-rate entry: the port speed it applies to */
     uint64_t kmin, kmax;
     double pmax;
+    struct cfg_pos kmin_pos, kmax_pos; /* of values set in the file */
 };
 #define CFG_ECN_RATES 8
 
@@ -41,7 +48,12 @@ struct cfg_switch {
     sim_time_t refresh;  /* XOFF sent again this often; 0: at half the pause time */
     sim_time_t watchdog; /* a class paused this long with frames waiting drops them; 0: off */
     /* ECN */
+    /* forwarding: a frame may leave `latency` after its header arrived
+     * (cut-through), or after it arrived whole (store and forward) */
+    sim_time_t latency;
+    bool cut_through;
     bool ecn;
+    bool ecn_enqueue; /* mark as a frame joins its queue; false: as it leaves (the default) */
     struct cfg_ecn ecn_all;
     struct cfg_ecn ecn_rates[CFG_ECN_RATES];
     uint32_t necn_rates;
@@ -59,15 +71,45 @@ struct cfg_dcqcn {
     uint32_t f;               /* fast recovery steps */
     uint64_t rai, rhai;       /* additive and hyper increase, bits per second */
     uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
+    bool clamp_target;        /* RT = RC on every CNP (the paper) */
     uint8_t cnp_dscp;
 };
 
+/* DCTCP's rule applied to RoCE, as HPCC's ns-3 simulator does it
+ * (rdma-hw.cc, HandleAckDctcp): the responder echoes CE in the ACKs, the
+ * requester estimates the fraction marked once per round trip. */
+struct cfg_dctcp {
+    double g;          /* alpha gain (DCTCP: 1/16) */
+    uint64_t rai;      /* additive increase per round trip without marks */
+    uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
+};
+
+/* TIMELY (Mittal et al., SIGCOMM 2015): the rate from round-trip times
+ * and their gradient. */
+struct cfg_timely {
+    double alpha;            /* EWMA weight of the RTT difference */
+    double beta;             /* multiplicative decrease factor */
+    sim_time_t t_low, t_high; /* RTT thresholds */
+    sim_time_t min_rtt;      /* normalizes the gradient */
+    uint64_t rai;            /* additive increase (delta) */
+    uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
+};
+
+/* The congestion control a NIC runs (nic.cc). */
+enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY };
+
 struct cfg_nic_fabric {
+    uint8_t cc;         /* enum cfg_cc */
     bool vlan;          /* 802.1Q priority tag (VID 0) with the PCP of the frame's DSCP */
     bool pfc;           /* honour PFC, and send it when the receive buffer fills */
     uint64_t rx_rate;   /* bits/s the NIC takes frames in at; 0: as they arrive */
     uint64_t rx_buffer; /* bytes */
     struct cfg_dcqcn dcqcn;
+    struct cfg_dctcp dctcp;
+    struct cfg_timely timely;
 };
 
 struct cfg_fault {

@@ -30,6 +30,16 @@ const char *sim__op_name(unsigned op)
     return op < SIM_OP_COUNT ? names[op] : "?";
 }
 
+const char *sim__routing_name(unsigned r)
+{
+    static const char *const names[] = {
+#define CFG__ROUTING_NAME(name, str) str,
+        CFG_ROUTINGS(CFG__ROUTING_NAME)
+#undef CFG__ROUTING_NAME
+    };
+    return r < CFG_ROUTING_COUNT ? names[r] : "?";
+}
+
 void sim__cfg_nic_defaults(struct cfg_nic *nic)
 {
     *nic = (struct cfg_nic){
@@ -37,7 +47,10 @@ void sim__cfg_nic_defaults(struct cfg_nic *nic)
         .ack_coalesce = 0,
         .ack_request_every = 64,
         .max_rd_atomic = 16,
-        .timeout = 1 * SIM_MS,
+        /* 4.096 us x 2^14, the IBA local ACK timeout code 14 that rdma-core's
+         * ibv_rc_pingpong and perftest set by default */
+        .timeout = CFG_DEFAULT_TIMEOUT,
+        .ooo_window = CFG_DEFAULT_OOO_WINDOW,
         .retry_count = 7,
         .rnr_retry = 7,
         .rnr_timer = 1, /* 0.01 ms */
@@ -97,8 +110,9 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
 {
     static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
                                        "timeout", "retry_count", "rnr_retry", "rnr_timer",
-                                       "ipv6", "ecn", "dscp", SIM_NIC_FABRIC_KEYS, NULL};
-    struct fy_node *v[12 + SIM_NNIC_FABRIC_KEYS];
+                                       "ipv6", "ecn", "dscp", "ooo", "ooo_window", "tx_latency",
+                                       "rx_latency", SIM_NIC_FABRIC_KEYS, NULL};
+    struct fy_node *v[16 + SIM_NNIC_FABRIC_KEYS];
     if (!sim__fields(L, map, what, keys, v))
         return false;
     uint64_t x;
@@ -148,7 +162,25 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
             return false;
         nic->dscp = (uint8_t)d;
     }
-    return sim__nic_fabric(L, v + 11, &nic->fab);
+    if (v[11] && !sim__get_bool(L, v[11], "nic ooo", &nic->ooo))
+        return false;
+    if (v[12]) {
+        if (!sim__get_time(L, v[12], "nic ooo_window", &nic->ooo_window))
+            return false;
+        if (nic->ooo_window < SIM_NS || nic->ooo_window > 10 * SIM_S)
+            return sim__fail(L, v[12], "nic ooo_window: must lie between 1ns and 10s");
+    }
+    sim_time_t *lat[] = {&nic->tx_latency, &nic->rx_latency};
+    const char *latn[] = {"nic tx_latency", "nic rx_latency"};
+    for (int i = 0; i < 2; i++) {
+        if (!v[13 + i])
+            continue;
+        if (!sim__get_time(L, v[13 + i], latn[i], lat[i]))
+            return false;
+        if (*lat[i] > SIM_MS)
+            return sim__fail(L, v[13 + i], "%s: must lie between 0 and 1ms", latn[i]);
+    }
+    return sim__nic_fabric(L, v + 15, &nic->fab);
 }
 
 /* ---- topology -------------------------------------------------------------- */
@@ -232,10 +264,22 @@ static bool link_list(struct loader *L, struct fy_node *seq, const struct cfg_li
 static bool topology(struct loader *L, struct fy_node *map)
 {
     static const char *const keys[] = {"link_defaults", "switch_defaults", "hosts", "switches",
-                                       "links", "generate", NULL};
-    struct fy_node *v[7];
+                                       "links", "generate", "routing", NULL};
+    struct fy_node *v[8];
     if (!sim__fields(L, map, "topology", keys, v))
         return false;
+    if (v[6]) {
+        char buf[32];
+        if (!sim__scalar(L, v[6], "topology routing", buf, sizeof buf))
+            return false;
+        unsigned r;
+        for (r = 0; r < CFG_ROUTING_COUNT && strcmp(buf, sim__routing_name(r)); r++)
+            ;
+        if (r == CFG_ROUTING_COUNT)
+            return sim__fail(L, v[6], "topology routing: '%s' is not one of ecmp, dmodk, spray, adaptive",
+                             buf);
+        L->cfg->routing = (uint8_t)r;
+    }
     struct cfg_link_params defaults = {
         .rate = CFG_DEFAULT_RATE, .delay = CFG_DEFAULT_DELAY, .mtu = CFG_DEFAULT_LINK_MTU,
     };

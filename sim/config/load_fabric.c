@@ -26,6 +26,10 @@ void sim__cfg_switch_defaults(struct cfg_switch *s)
         .alpha = 0.125,
         .strict = 0xc0, /* 6 and 7: CNPs and network control */
         .quanta = UINT16_MAX,
+        /* NVIDIA Spectrum (SN2000 series datasheets): 300 ns port to port,
+         * cut-through */
+        .latency = 300 * SIM_NS,
+        .cut_through = true,
         .ecn_all = {.pmax = -1},
     };
     for (unsigned c = 0; c < SIM_PRIOS; c++)
@@ -49,6 +53,25 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .rhai = 200 * 1000 * 1000,
             .min_rate = 100 * 1000 * 1000,
             .cnp_dscp = 48,
+        },
+        /* DCTCP (Alizadeh et al., SIGCOMM 2010): g = 1/16; the increase
+         * per round trip and the floor are HPCC's simulator's (1 Gb/s,
+         * and DCQCN's minimum rate) */
+        .dctcp = {
+            .g = 1.0 / 16,
+            .rai = 1000 * 1000 * 1000,
+            .min_rate = 100 * 1000 * 1000,
+        },
+        /* TIMELY's paper (section 5): alpha 0.875, beta 0.8, T_low 50 us,
+         * T_high 500 us, minimum RTT 20 us, delta 10 Mb/s */
+        .timely = {
+            .alpha = 0.875,
+            .beta = 0.8,
+            .t_low = 50 * SIM_US,
+            .t_high = 500 * SIM_US,
+            .min_rtt = 20 * SIM_US,
+            .rai = 10 * 1000 * 1000,
+            .min_rate = 100 * 1000 * 1000,
         },
     };
 }
@@ -214,11 +237,17 @@ static bool ecn_thresholds(struct loader *L, struct fy_node **v, const char *wha
 {
     char w[64];
     snprintf(w, sizeof w, "%s kmin", what);
-    if (v[0] && !is_keyword(v[0], "auto") && !sim__get_size(L, v[0], w, 1, UINT64_C(1) << 40, &e->kmin))
-        return false;
+    if (v[0] && !is_keyword(v[0], "auto")) {
+        if (!sim__get_size(L, v[0], w, 1, UINT64_C(1) << 40, &e->kmin))
+            return false;
+        e->kmin_pos = sim__pos(L, v[0]);
+    }
     snprintf(w, sizeof w, "%s kmax", what);
-    if (v[1] && !is_keyword(v[1], "auto") && !sim__get_size(L, v[1], w, 1, UINT64_C(1) << 40, &e->kmax))
-        return false;
+    if (v[1] && !is_keyword(v[1], "auto")) {
+        if (!sim__get_size(L, v[1], w, 1, UINT64_C(1) << 40, &e->kmax))
+            return false;
+        e->kmax_pos = sim__pos(L, v[1]);
+    }
     snprintf(w, sizeof w, "%s pmax", what);
     if (v[2] && !sim__get_prob(L, v[2], w, &e->pmax))
         return false;
@@ -229,13 +258,22 @@ static bool ecn_thresholds(struct loader *L, struct fy_node **v, const char *wha
 
 static bool ecn(struct loader *L, struct fy_node *map, struct cfg_switch *s)
 {
-    static const char *const keys[] = {"kmin", "kmax", "pmax", "enable", "rates", NULL};
-    struct fy_node *v[6];
+    static const char *const keys[] = {"kmin", "kmax", "pmax", "enable", "rates", "mark", NULL};
+    struct fy_node *v[7];
     if (!sim__fields(L, map, "ecn", keys, v))
         return false;
     s->ecn = true;
     if (v[3] && !sim__get_bool(L, v[3], "ecn enable", &s->ecn))
         return false;
+    if (v[5]) {
+        char buf[32];
+        if (!sim__scalar(L, v[5], "ecn mark", buf, sizeof buf))
+            return false;
+        if (!strcmp(buf, "dequeue") || !strcmp(buf, "enqueue"))
+            s->ecn_enqueue = buf[0] == 'e';
+        else
+            return sim__fail(L, v[5], "ecn mark: '%s' is not one of dequeue, enqueue", buf);
+    }
     if (!ecn_thresholds(L, v, "ecn", &s->ecn_all))
         return false;
     if (!v[4])
@@ -275,6 +313,22 @@ bool sim__switch_fabric(struct loader *L, struct fy_node **v, struct cfg_switch 
         return false;
     if (v[2] && !sim__get_size(L, v[2], "switch reserved", 0, UINT64_C(1) << 30, &s->reserved))
         return false;
+    if (v[6]) {
+        if (!sim__get_time(L, v[6], "switch latency", &s->latency))
+            return false;
+        if (s->latency > SIM_MS)
+            return sim__fail(L, v[6], "switch latency: must lie between 0 and 1ms");
+    }
+    if (v[7]) {
+        char buf[32];
+        if (!sim__scalar(L, v[7], "switch forwarding", buf, sizeof buf))
+            return false;
+        if (!strcmp(buf, "cut-through") || !strcmp(buf, "store-and-forward"))
+            s->cut_through = buf[0] == 'c';
+        else
+            return sim__fail(L, v[7], "switch forwarding: '%s' is not one of cut-through, store-and-forward",
+                             buf);
+    }
     return (!v[3] || scheduler(L, v[3], s)) && (!v[4] || pfc(L, v[4], s)) &&
            (!v[5] || ecn(L, v[5], s));
 }
@@ -298,8 +352,8 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
 {
     static const char *const keys[] = {"enable", "g", "cnp_interval", "timer", "alpha_timer",
                                        "byte_counter", "f", "rai", "rhai", "min_rate",
-                                       "cnp_dscp", NULL};
-    struct fy_node *v[12];
+                                       "cnp_dscp", "clamp_target", NULL};
+    struct fy_node *v[13];
     if (!sim__fields(L, map, "dcqcn", keys, v))
         return false;
     if (v[0] && !sim__get_bool(L, v[0], "dcqcn enable", &d->enable))
@@ -324,14 +378,19 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
         return false;
     if (v[8] && !sim__get_rate(L, v[8], "dcqcn rhai", &d->rhai))
         return false;
-    if (v[9] && !sim__get_rate(L, v[9], "dcqcn min_rate", &d->min_rate))
-        return false;
+    if (v[9]) {
+        if (!sim__get_rate(L, v[9], "dcqcn min_rate", &d->min_rate))
+            return false;
+        d->min_rate_pos = sim__pos(L, v[9]);
+    }
     if (v[10]) {
         uint32_t x;
         if (!sim__get_u32(L, v[10], "dcqcn cnp_dscp", 0, 63, &x))
             return false;
         d->cnp_dscp = (uint8_t)x;
     }
+    if (v[11] && !sim__get_bool(L, v[11], "dcqcn clamp_target", &d->clamp_target))
+        return false;
     return true;
 }
 
@@ -349,7 +408,64 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
     }
     if (v[3] && !sim__get_size(L, v[3], "nic rx_buffer", 1, UINT64_C(1) << 40, &n->rx_buffer))
         return false;
-    return !v[4] || dcqcn(L, v[4], &n->dcqcn);
+    if (v[4] && !dcqcn(L, v[4], &n->dcqcn))
+        return false;
+    if (v[5]) {
+        char buf[32];
+        static const char *const names[] = {"dcqcn", "dctcp", "none", "timely"};
+        if (!sim__scalar(L, v[5], "nic cc", buf, sizeof buf))
+            return false;
+        unsigned i;
+        for (i = 0; i < 4 && strcmp(buf, names[i]); i++)
+            ;
+        if (i == 4)
+            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, timely, none", buf);
+        n->cc = (uint8_t)i;
+    }
+    if (v[6]) {
+        static const char *const keys[] = {"g", "rai", "min_rate", NULL};
+        struct fy_node *dv[4];
+        if (!sim__fields(L, v[6], "dctcp", keys, dv))
+            return false;
+        if (dv[0] && !get_fraction(L, dv[0], "dctcp g", 1e-6, 1, &n->dctcp.g))
+            return false;
+        if (dv[1] && !sim__get_rate(L, dv[1], "dctcp rai", &n->dctcp.rai))
+            return false;
+        if (dv[2]) {
+            if (!sim__get_rate(L, dv[2], "dctcp min_rate", &n->dctcp.min_rate))
+                return false;
+            n->dctcp.min_rate_pos = sim__pos(L, dv[2]);
+        }
+    }
+    if (v[7]) {
+        static const char *const keys[] = {"alpha", "beta", "t_low", "t_high", "min_rtt", "rai",
+                                           "min_rate", NULL};
+        struct fy_node *tv[8];
+        struct cfg_timely *t = &n->timely;
+        if (!sim__fields(L, v[7], "timely", keys, tv))
+            return false;
+        if (tv[0] && !get_fraction(L, tv[0], "timely alpha", 1e-6, 1, &t->alpha))
+            return false;
+        if (tv[1] && !get_fraction(L, tv[1], "timely beta", 1e-6, 1, &t->beta))
+            return false;
+        sim_time_t *times[] = {&t->t_low, &t->t_high, &t->min_rtt};
+        const char *tn[] = {"timely t_low", "timely t_high", "timely min_rtt"};
+        for (int i = 0; i < 3; i++)
+            if (tv[2 + i] && !sim__get_time(L, tv[2 + i], tn[i], times[i]))
+                return false;
+        if (!t->min_rtt)
+            return sim__fail(L, tv[4], "timely min_rtt: must be above zero");
+        if (t->t_high <= t->t_low)
+            return sim__fail(L, tv[3] ? tv[3] : tv[2], "timely: t_high must lie above t_low");
+        if (tv[5] && !sim__get_rate(L, tv[5], "timely rai", &t->rai))
+            return false;
+        if (tv[6]) {
+            if (!sim__get_rate(L, tv[6], "timely min_rate", &t->min_rate))
+                return false;
+            t->min_rate_pos = sim__pos(L, tv[6]);
+        }
+    }
+    return true;
 }
 
 /* ---- the priority map, the monitor, faults -------------------------------------- */
@@ -459,6 +575,8 @@ bool sim__check_fabric(struct loader *L)
     struct sim_config *cfg = L->cfg;
     uint64_t *need = sim__xcalloc(cfg->nnodes, sizeof *need);
     uint64_t *frame = sim__xcalloc(cfg->nnodes, sizeof *frame);
+    uint64_t *rate = sim__xcalloc(cfg->nnodes, sizeof *rate);
+    uint32_t *nports = sim__xcalloc(cfg->nnodes, sizeof *nports);
     bool ok = true;
     for (size_t l = 0; l < cfg->nlinks; l++) {
         const struct cfg_link *lk = &cfg->links[l];
@@ -468,6 +586,8 @@ bool sim__check_fabric(struct loader *L)
             uint64_t largest = sim__max_frame(&lk->p);
             if (largest > frame[ends[e]])
                 frame[ends[e]] = largest;
+            rate[ends[e]] = lk->p.rate;
+            nports[ends[e]]++;
             if (n->kind == CFG_HOST) {
                 need[ends[e]] = sim__pfc_headroom(&lk->p);
                 continue;
@@ -483,7 +603,23 @@ bool sim__check_fabric(struct loader *L)
         if (n->kind == CFG_HOST) {
             const struct cfg_nic_fabric *nf = &n->nic.fab;
             uint64_t want = (nf->pfc ? need[i] : 0) + 2 * frame[i];
-            if (nf->rx_rate && nf->rx_buffer < want)
+            /* the minimum rate of the congestion control the NIC runs */
+            const char *cc = nf->cc == CFG_CC_DCTCP ? "dctcp" : nf->cc == CFG_CC_TIMELY ? "timely" : "dcqcn";
+            uint64_t min_rate = nf->cc == CFG_CC_DCTCP    ? nf->dctcp.min_rate
+                                : nf->cc == CFG_CC_TIMELY ? nf->timely.min_rate
+                                                          : nf->dcqcn.min_rate;
+            const struct cfg_pos *at = nf->cc == CFG_CC_DCTCP    ? &nf->dctcp.min_rate_pos
+                                       : nf->cc == CFG_CC_TIMELY ? &nf->timely.min_rate_pos
+                                                                 : &nf->dcqcn.min_rate_pos;
+            bool on = nf->cc != CFG_CC_NONE && (nf->cc != CFG_CC_DCQCN || nf->dcqcn.enable);
+            if (on && rate[i] && min_rate > rate[i]) {
+                char r[32], l[32];
+                snprintf(r, sizeof r, "%g Gb/s", (double)min_rate / 1e9);
+                snprintf(l, sizeof l, "%g Gb/s", (double)rate[i] / 1e9);
+                ok = sim__fail_at(L, at->file ? at : &n->pos,
+                                  "nic %s min_rate: %s is above the rate of host '%s''s link (%s): "
+                                  "no rate cut could ever reach it", cc, r, n->name, l);
+            } else if (nf->rx_rate && nf->rx_buffer < want)
                 ok = sim__fail_at(L, &n->pos, "host '%s': nic rx_buffer %llu is too small: it needs "
                                               "%llu bytes (%s)", n->name,
                                   (unsigned long long)nf->rx_buffer, (unsigned long long)want,
@@ -499,8 +635,31 @@ bool sim__check_fabric(struct loader *L)
                                           "pool needs at least two largest frames",
                               n->name, (unsigned long long)s->shared_buffer,
                               (unsigned long long)need[i]);
+        if (!ok || !s->ecn)
+            continue;
+        /* ECN thresholds a queue can never reach */
+        uint64_t pool = s->shared_buffer > need[i] ? s->shared_buffer - need[i] : 0;
+        uint64_t cap = sim__queue_cap(s, n->buffer, pool, nports[i]);
+        const char *why = !s->shared_buffer ? "its port buffer"
+                          : s->lossless     ? "its shared buffer"
+                                            : "alpha x pool / (1 + alpha): its lossy dynamic threshold";
+        for (uint32_t k = 0; ok && k <= s->necn_rates; k++) {
+            const struct cfg_ecn *e = k ? &s->ecn_rates[k - 1] : &s->ecn_all;
+            if (e->kmax > cap)
+                ok = sim__fail_at(L, &e->kmax_pos, "ecn kmax: %llu bytes is more than a queue of switch "
+                                                   "'%s' can ever hold (%llu bytes, %s): frames would "
+                                                   "be dropped before every one is marked",
+                                  (unsigned long long)e->kmax, n->name, (unsigned long long)cap, why);
+            else if (e->kmin >= cap)
+                ok = sim__fail_at(L, &e->kmin_pos, "ecn kmin: %llu bytes is more than a queue of switch "
+                                                   "'%s' can ever hold (%llu bytes, %s): nothing would "
+                                                   "ever be marked",
+                                  (unsigned long long)e->kmin, n->name, (unsigned long long)cap, why);
+        }
     }
     free(need);
     free(frame);
+    free(rate);
+    free(nports);
     return ok;
 }

@@ -123,11 +123,12 @@ size_t sim__edit_distance(const char *a, const char *b);
  * (docs/config.md, "The fabric"). Each group of keys is listed here so the
  * mapping that holds them can accept them alongside its own. */
 /* keys of a switch or of switch_defaults */
-#define SIM_SWITCH_FABRIC_KEYS "shared_buffer", "alpha", "reserved", "scheduler", "pfc", "ecn"
-#define SIM_NSWITCH_FABRIC_KEYS 6
+#define SIM_SWITCH_FABRIC_KEYS "shared_buffer", "alpha", "reserved", "scheduler", "pfc", "ecn", \
+    "latency", "forwarding"
+#define SIM_NSWITCH_FABRIC_KEYS 8
 /* keys of nic */
-#define SIM_NIC_FABRIC_KEYS "vlan", "pfc", "rx_rate", "rx_buffer", "dcqcn"
-#define SIM_NNIC_FABRIC_KEYS 5
+#define SIM_NIC_FABRIC_KEYS "vlan", "pfc", "rx_rate", "rx_buffer", "dcqcn", "cc", "dctcp", "timely"
+#define SIM_NNIC_FABRIC_KEYS 8
 /* top-level keys */
 #define SIM_TOP_FABRIC_KEYS "qos", "monitor", "faults"
 #define SIM_NTOP_FABRIC_KEYS 3

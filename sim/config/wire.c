@@ -22,6 +22,16 @@
  * IEEE 802.1Qbb-2011 annex N lists the same delays (with a response time
  * that is zero here); the rule of thumb "2 x rate x delay + MTU" leaves
  * out the frames in progress at both ends and the one being received. */
+uint64_t sim__queue_cap(const struct cfg_switch *s, uint64_t port_buffer, uint64_t pool,
+                        uint32_t nports)
+{
+    if (!s->shared_buffer)
+        return port_buffer;
+    if (s->lossless)
+        return s->shared_buffer;
+    return (uint64_t)(s->alpha * (double)pool / (1 + s->alpha)) + (uint64_t)nports * s->reserved;
+}
+
 uint64_t sim__pfc_headroom(const struct cfg_link_params *lp)
 {
     unsigned __int128 bits = (unsigned __int128)lp->rate * 2 * lp->delay;

@@ -23,4 +23,13 @@ static inline uint64_t sim__max_frame(const struct cfg_link_params *lp) { return
  * pause it; see wire.c for the derivation. */
 uint64_t sim__pfc_headroom(const struct cfg_link_params *lp);
 
+/* The most bytes one egress queue of a switch can ever hold: its port's
+ * buffer without a shared one; with one, the whole buffer when a priority
+ * is lossless (a lossless queue fills from every ingress group), else the
+ * lossy dynamic threshold's fixed point, q = alpha x (pool - q), plus the
+ * reserved space of the groups that feed it. ECN thresholds above it are
+ * never reached. */
+uint64_t sim__queue_cap(const struct cfg_switch *s, uint64_t port_buffer, uint64_t pool,
+                        uint32_t nports);
+
 #endif

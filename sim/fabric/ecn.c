@@ -1,5 +1,5 @@
 /* ecn.c - ECN marking at a switch's egress: RED on the instantaneous queue
- * of a class (Floyd and Jacobson, "Random Early Detection Gateways",
+ * of a class, as a frame leaves it (the default) or joins it (Floyd and Jacobson, "Random Early Detection Gateways",
  * 1993, without the averaging, as DCQCN asks of switches: Zhu et al.,
  * SIGCOMM 2015, section 3.1), and setting Congestion Experienced in the IP
  * header (RFC 3168, section 5).
@@ -34,14 +34,21 @@ static uint64_t scaled(uint64_t ref, uint64_t rate)
     return (uint64_t)((unsigned __int128)ref * rate / REF_RATE);
 }
 
-void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, struct sim_red *red)
+void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, uint64_t cap, struct sim_red *red)
 {
     const struct cfg_ecn *e = &s->ecn_all;
     for (uint32_t i = 0; i < s->necn_rates; i++)
         if (s->ecn_rates[i].rate == rate)
             e = &s->ecn_rates[i];
-    red->kmin = e->kmin ? e->kmin : scaled(REF_KMIN, rate);
+    /* scaled defaults stay below what the queue can hold (the loader
+     * refuses set values above it): a Kmax the buffer never reaches
+     * drops frames before marking them all */
     red->kmax = e->kmax ? e->kmax : scaled(REF_KMAX, rate);
+    if (!e->kmax && red->kmax > cap)
+        red->kmax = cap;
+    red->kmin = e->kmin ? e->kmin : scaled(REF_KMIN, rate);
+    if (!e->kmin && red->kmin >= red->kmax)
+        red->kmin = red->kmax / 2;
     red->pmax = e->pmax >= 0 ? e->pmax : REF_PMAX;
     if (red->kmax <= red->kmin)
         red->kmax = red->kmin + 1;

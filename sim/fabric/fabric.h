@@ -3,9 +3,11 @@
  * link layer's (net/pfc.c); the switch decides when to send them.
  *
  *   ingress port --classify--> priority p --admit (buffer.c)--> egress queue (port, p)
- *        ^  PFC XOFF/XON when the (ingress port, p) group                |  ECN RED at enqueue
+ *        ^  PFC XOFF/XON when the (ingress port, p) group                |  ECN RED at enqueue (ecn.mark)
  *        |  crosses its threshold (net/pfc.c)                                v
  *   upstream                                  strict priority, then DWRR, skipping paused classes
+ *                                                  |  ECN RED at dequeue (the default)
+ *                                                  v  egress port
  */
 #ifndef SIM_FABRIC_H
 #define SIM_FABRIC_H
@@ -24,7 +26,9 @@ struct sim_red {
     double pmax;
 };
 /* The thresholds for a port of this rate under a switch's parameters. */
-void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, struct sim_red *red);
+/* The thresholds for a port of this rate under a switch's parameters; a
+ * scaled default stays within `cap`, the most its queue can hold. */
+void sim__ecn_resolve(const struct cfg_switch *s, uint64_t rate, uint64_t cap, struct sim_red *red);
 /* RED: whether a packet finding `qbytes` in its queue is marked. */
 bool sim__ecn_decide(const struct sim_red *red, uint64_t qbytes, struct sim_rng *rng);
 /* Set CE in an ECN-capable frame whose IP header starts at l3; false if it
@@ -74,7 +78,11 @@ struct sw_item {
     uint32_t len;
     uint16_t in; /* ingress port index */
     uint8_t prio;
+    uint8_t l3;  /* offset of the IP header (SW_L3_OFF), SW_L3_V6, SW_L3_ECT */
 };
+#define SW_L3_OFF 0x3f
+#define SW_L3_ECT 0x40 /* ECT(0) or ECT(1): RED may mark it */
+#define SW_L3_V6 0x80
 
 struct sw_queue {
     struct sw_item *ring;

@@ -1,15 +1,21 @@
 /* switch.c - an output-queued switch with eight traffic classes per port,
  * a shared buffer (buffer.c), PFC (pfc.c, IEEE 802.1Qbb), ECN marking
- * (ecn.c) and ECMP.
+ * (ecn.c) and the routing choices of net/route.c: ECMP, dmodk, per-packet
+ * spraying and adaptive routing by the least bytes queued.
  *
- * A frame is forwarded once it has fully arrived (store and forward): the
- * switch reads the Ethernet, IP and UDP headers with the codec, looks the
+ * A frame is forwarded its latency after its header arrived (cut-through:
+ * net/port.c hands it over then) or after it arrived whole (store and
+ * forward); the switch reads the Ethernet, IP and UDP headers with the codec, looks the
  * destination host up in its routes, picks among equal-cost ports with a
  * hash of the addresses and the UDP source port (RoCEv2 puts a hash of
  * the queue pair there: the per-QP entropy), and classifies the frame by
  * its DSCP or 802.1Q PCP into one of eight priorities. The buffer admits
- * it against its ingress group (port, priority), RED may mark it, and it
- * waits in the egress queue of its class. Like a real switch it does not
+ * it against its ingress group (port, priority), and it waits in the
+ * egress queue of its class. RED marks it as it leaves, on the bytes
+ * still queued behind it in its class, as switch ASICs and HPCC's ns-3
+ * switch (SwitchNotifyDequeue) do: the mark then reaches the receiver
+ * without first waiting through the queue it reports. `ecn.mark:
+ * enqueue` marks on the bytes a frame finds on arrival instead. Like a real switch it does not
  * check the ICRC, so a frame with a bit error travels on to the host,
  * which drops it.
  *
@@ -30,8 +36,8 @@
 #include "rdma_bytes.h"
 #include "rdma_codec.h"
 
-enum { SW_EV_PFC_WATCHDOG, SW_EV_COUNT };
-static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog"};
+enum { SW_EV_PFC_WATCHDOG, SW_EV_FORWARD, SW_EV_COUNT };
+static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog", "forward"};
 
 static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt, uint32_t *src,
                       uint32_t *dst)
@@ -51,6 +57,39 @@ static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt,
     *src = s;
     *dst = d;
     return true;
+}
+
+/* The egress port towards host dst under the configured routing, or
+ * UINT32_MAX when there is none. */
+static uint32_t route(struct sim_switch *sw, uint32_t src, uint32_t dst, uint16_t sport)
+{
+    struct sim_node *n = &sw->node;
+    const struct sim_network *net = n->net;
+    uint32_t k;
+    const uint32_t *ports;
+    switch (net->cfg->routing) {
+    case CFG_ROUTING_SPRAY:
+        if (!(ports = sim__route_set(net, n, dst, &k)))
+            return UINT32_MAX;
+        return ports[k == 1 ? 0 : sim_rng_below(&n->comp.rng, k)];
+    case CFG_ROUTING_ADAPTIVE: {
+        if (!(ports = sim__route_set(net, n, dst, &k)))
+            return UINT32_MAX;
+        if (k == 1)
+            return ports[0];
+        /* the fewest bytes queued; among equals, the flow's ECMP port
+         * first, so an idle fabric keeps a flow on one path */
+        uint32_t first = sim__flow_hash(src, dst, sport, n->index) % k, best = ports[first];
+        for (uint32_t i = 1; i < k; i++) {
+            uint32_t p = ports[(first + i) % k];
+            if (sw->sp[p].bytes < sw->sp[best].bytes)
+                best = p;
+        }
+        return best;
+    }
+    default: /* ecmp; dmodk's sets hold one port */
+        return sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index));
+    }
 }
 
 static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pkt)
@@ -132,6 +171,12 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
+    /* the frame's bytes are out of cache by now: only a frame RED marks
+     * is touched */
+    if (sw->p->ecn && !sw->p->ecn_enqueue && (it.l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
+        sim__ecn_mark(it.f->data + (it.l3 & SW_L3_OFF), it.l3 & SW_L3_V6))
+        port->st.ecn_marked++;
     sim__port_send(port, it.f, it.len);
 }
 
@@ -152,6 +197,9 @@ static void drop(struct sim_switch *sw, struct sim_frame *f, uint64_t *count)
     sim__frame_free(&sw->node.net->pool, f);
 }
 
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
+                    unsigned prio, uint8_t l3);
+
 static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
     struct sim_switch *sw = sim__switch_of(n);
@@ -160,15 +208,49 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     uint32_t src, dst, out;
     enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
     if (st != RDMA_OK || !(pkt.present & RDMA_HDR_UDP) || !dest_host(net, &pkt, &src, &dst) ||
-        (out = sim__route(net, n, dst, sim__flow_hash(src, dst, pkt.udp.srcport, n->index))) ==
-            UINT32_MAX) {
+        (out = route(sw, src, dst, pkt.udp.srcport)) == UINT32_MAX) {
         n->bad_frames++;
         sim__frame_free(&net->pool, f);
         return;
     }
+    unsigned prio = classify(&net->cfg->fabric, &pkt);
+    bool v6 = !(pkt.present & RDMA_HDR_IP);
+    unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
+    uint8_t l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (v6 ? SW_L3_V6 : 0) |
+                           (ecn == 1 || ecn == 2 ? SW_L3_ECT : 0));
+    /* The frame arrives its forwarding latency after its header (cut-through)
+     * or its last bit (store and forward) did (net/port.c). A cut-through
+     * frame bound for a faster port waits until it has arrived whole, as
+     * such switches fall back to store and forward: the port would
+     * otherwise run out of it. */
+    uint64_t wire = (uint64_t)f->len + in->wire_extra;
+    if (in->peer->cut_through && wire > SIM_CUT_THROUGH_BYTES && n->ports[out]->p.rate > in->p.rate) {
+        sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(SIM_CUT_THROUGH_BYTES, in->p.rate);
+        /* what the headers said rides along: no second decode */
+        f->in = (uint16_t)in->index;
+        f->out = (uint16_t)out;
+        f->prio = (uint8_t)prio;
+        f->l3 = l3;
+        sim_schedule(n->comp.sim, sim_now(n->comp.sim) + wait, &n->comp, SW_EV_FORWARD, f);
+        return;
+    }
+    forward(sw, in, f, out, prio, l3);
+}
+
+/* A cut-through frame bound for a faster port has arrived whole. */
+static void forward_later(struct sim_switch *sw, struct sim_frame *f)
+{
+    forward(sw, sw->node.ports[f->in], f, f->out, f->prio, f->l3);
+}
+
+/* Admit, mark and queue a frame of priority prio for egress port `out`;
+ * l3 says where its IP header starts, IPv6 or not, ECN-capable or not. */
+static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
+                    unsigned prio, uint8_t l3)
+{
+    struct sim_node *n = &sw->node;
     struct sim_port *op = n->ports[out];
     struct sw_port *sp = &sw->sp[out];
-    unsigned prio = classify(&net->cfg->fabric, &pkt);
     uint8_t bit = (uint8_t)(1u << prio);
     if (sp->storm & bit) {
         if ((op->blocked & bit) && op->pfc.since[prio] == sp->storm_since[prio]) {
@@ -199,14 +281,12 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
             return;
         }
     }
-    if (sw->p->ecn) {
-        bool v6 = !(pkt.present & RDMA_HDR_IP);
-        unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
-        if ((ecn == 1 || ecn == 2) && sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
-            sim__ecn_mark(f->data + 14 + 4 * pkt.nvlan, v6))
-            op->st.ecn_marked++;
-    }
-    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio});
+    if (sw->p->ecn && sw->p->ecn_enqueue && (l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
+        sim__ecn_mark(f->data + (l3 & SW_L3_OFF), l3 & SW_L3_V6))
+        op->st.ecn_marked++;
+    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
+                               .l3 = l3});
     sp->busy |= bit;
     sp->bytes += len;
     if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))
@@ -291,6 +371,8 @@ static void sw_handle(struct sim_component *c, const struct sim_event *ev)
     struct sim_switch *sw = (struct sim_switch *)c;
     if (sim_event_kind(ev) == SW_EV_PFC_WATCHDOG)
         watchdog(sw, ev->ptr);
+    else if (sim_event_kind(ev) == SW_EV_FORWARD)
+        forward_later(sw, ev->ptr);
 }
 
 static const struct sim_node_ops switch_node_ops = {
@@ -323,7 +405,6 @@ static void sw_init(struct sim_component *c)
             largest = frame;
         for (unsigned k = 0; k < SIM_PRIOS; k++)
             sp->quantum[k] = p->weights[k] * frame;
-        sim__ecn_resolve(p, port->p.rate, &sp->red);
         sim_timer_init(&sp->watchdog);
     }
     uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
@@ -337,6 +418,9 @@ static void sw_init(struct sim_component *c)
         .xoff = p->xoff,
         .xon = p->xon ? p->xon : largest,
     };
+    uint64_t cap = sim__queue_cap(p, sw->mmu.port_cap, sw->mmu.pool, n->nports);
+    for (uint32_t i = 0; i < n->nports; i++)
+        sim__ecn_resolve(p, n->ports[i]->p.rate, cap, &sw->sp[i].red);
 }
 
 static void sw_fini(struct sim_component *c)

@@ -274,6 +274,7 @@ static enum comp_state timeout(struct comp_ctx *c)
         return COMP_DONE;
     }
     qp->st.timeouts++;
+    qp->rto_resend = true;
     return COMP_RETRY;
 }
 

@@ -5,7 +5,9 @@
  * the queue pair send a CNP to its peer, at most one per `cnp_interval`.
  *
  * Reaction point (the sender), with current rate RC and target rate RT:
- *   CNP:           RT = RC; RC = RC (1 - alpha/2); alpha = (1 - g) alpha + g;
+ *   CNP:           RT = RC (with clamp_target, or when the timer raised
+ *                  the rate since the last cut); RC = RC (1 - alpha/2);
+ *                  alpha = (1 - g) alpha + g;
  *                  the timer, the byte counter and their step counts restart
  *   alpha timer:   no CNP for `alpha_timer`: alpha = (1 - g) alpha
  *   rate increase, on each expiry of `timer` (step count T) and each
@@ -30,9 +32,12 @@ static double line_rate(const struct sim_qp *qp) { return (double)qp->nic->port-
 
 void sim__dcqcn_init(struct sim_qp *qp)
 {
-    if (!params(qp)->enable)
+    uint8_t kind = qp->p->fab.cc;
+    if (kind == CFG_CC_NONE || (kind == CFG_CC_DCQCN && !params(qp)->enable))
         return;
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
+    cc->dctcp = kind == CFG_CC_DCTCP;
+    cc->timely = kind == CFG_CC_TIMELY;
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
     cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;
@@ -58,6 +63,12 @@ void sim__dcqcn_ce(struct sim_qp *qp)
     struct sim_dcqcn *cc = qp->cc;
     if (!cc)
         return;
+    if (cc->dctcp) {
+        qp->ce_echo = true; /* echoed in the next acknowledgement */
+        return;
+    }
+    if (cc->timely)
+        return; /* TIMELY reads delay, not marks */
     sim_time_t now = sim__qp_now(qp);
     if (cc->last_cnp != SIM_TIME_NEVER && now - cc->last_cnp < params(qp)->cnp_interval)
         return;
@@ -68,11 +79,16 @@ void sim__dcqcn_ce(struct sim_qp *qp)
 void sim__dcqcn_cnp(struct sim_qp *qp)
 {
     struct sim_dcqcn *cc = qp->cc;
-    if (!cc)
+    if (!cc || cc->dctcp || cc->timely)
         return;
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
-    cc->rt = cc->rc;
+    /* the paper sets RT = RC on every CNP; NVIDIA's NICs (clamp_tgt_rate
+     * 0) and HPCC's ns-3 (CLAMP_TARGET_RATE 0) only when the rate timer
+     * raised the rate since the last cut, so that the cuts of one
+     * congestion episode keep the target they started from */
+    if (d->clamp_target || cc->t > 0)
+        cc->rt = cc->rc;
     cc->rc *= 1 - cc->alpha / 2;
     if (cc->rc < (double)d->min_rate)
         cc->rc = (double)d->min_rate;
@@ -132,6 +148,8 @@ void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire)
     if (!cc->limited)
         return;
     qp->next_tx = sim__qp_now(qp) + (sim_time_t)((double)wire * 8e12 / cc->rc);
+    if (cc->dctcp || cc->timely)
+        return;
     cc->bytes += wire;
     uint64_t b = params(qp)->byte_counter;
     if (cc->bytes >= b) {

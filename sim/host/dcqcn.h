@@ -14,6 +14,8 @@
 /* ---- DCQCN (dcqcn.c) ------------------------------------------------------------------ */
 struct sim_qp;
 struct sim_dcqcn {
+    bool dctcp;           /* DCTCP's rule (dctcp.c) instead of DCQCN's */
+    bool timely;          /* TIMELY's (timely.c) */
     double rc, rt, alpha; /* current and target rate (bits/s), alpha */
     uint64_t bytes;       /* sent since the last byte-counter step */
     uint32_t t, bc;       /* timer and byte-counter steps since the last cut */
@@ -22,7 +24,29 @@ struct sim_dcqcn {
     struct sim_timer timer;       /* the earlier of the two */
     sim_time_t last_cnp;  /* notification point: last CNP sent, SIM_TIME_NEVER if none */
     uint64_t cuts;
+    /* DCTCP: ACKs with the echo since the last alpha update, the packets
+     * that update covers, the PSN that ends the round trip, and the
+     * congestion window reduced state (one cut per round trip) */
+    uint32_t ecn_acks, batch, update_psn, cwr_psn;
+    bool started, cwr;
+    /* TIMELY: when recent PSNs were sent, the smoothed RTT difference,
+     * the last RTT, and round trips in a row without a decrease */
+    struct sim_timely_sent *sent;
+    double rtt_diff;
+    sim_time_t last_rtt;
+    uint32_t stage;
 };
+struct sim_timely_sent {
+    uint32_t psn;
+    sim_time_t at;
+};
+#define SIM_TIMELY_RING 1024 /* PSNs whose send times are kept */
+/* TIMELY at the requester: request psn leaves now; an ACK of psn arrived. */
+void sim__timely_sent(struct sim_qp *qp, uint32_t psn);
+void sim__timely_ack(struct sim_qp *qp, uint32_t psn);
+/* DCTCP at the requester: an acknowledgement of psn arrived, with the
+ * congestion echo (BECN) or not. */
+void sim__dctcp_ack(struct sim_qp *qp, uint32_t psn, bool echo);
 void sim__dcqcn_init(struct sim_qp *qp);
 /* Notification point: a CE-marked packet arrived for qp. */
 void sim__dcqcn_ce(struct sim_qp *qp);

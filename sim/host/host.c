@@ -233,6 +233,9 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_HOST_DMA:
         sim__nic_dma_event(&h->nic, ev->ptr);
         break;
+    case SIM_HOST_QP_REORDER:
+        sim__nic_reorder_event(&h->nic, ev->ptr);
+        break;
     }
 }
 
@@ -240,6 +243,8 @@ static void host_fini(struct sim_component *c)
 {
     struct sim_host *h = (struct sim_host *)c;
     for (uint32_t i = 0; i < h->nic.nqps; i++) {
+        if (h->nic.qps[i]->cc)
+            free(h->nic.qps[i]->cc->sent);
         free(h->nic.qps[i]->cc);
         sim__qp_fini(h->nic.qps[i]);
     }
@@ -313,6 +318,7 @@ struct sim_qp *sim__host_add_qp(struct sim_host *h, uint32_t conn, uint32_t peer
     qp->rnr_left = (uint8_t)cn->nic.rnr_retry;
     qp->deadline = SIM_TIME_NEVER;
     sim_timer_init(&qp->timer);
+    sim_timer_init(&qp->reorder);
     qp->wake_at = SIM_TIME_NEVER;
     qp->atomics = sim__xcalloc(cn->nic.max_rd_atomic, sizeof *qp->atomics);
     return qp;

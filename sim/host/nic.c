@@ -183,18 +183,27 @@ static void pull(struct sim_nic *nic)
             nic->ring_tail = NULL;
         qp->in_ring = false;
         memset(&pkt, 0, sizeof pkt);
-        bool paced = qp->cc && qp->next_tx > now;
+        bool paced = qp->cc && qp->next_tx > now, request = false;
         if (paced) {
             if (!ack_next(qp) || !sim__resp_next(qp, &pkt)) {
                 if (!qp->in_heap)
                     heap_push(nic, qp);
                 continue;
             }
-        } else if (!sim__resp_next(qp, &pkt) && !sim__req_next(qp, &pkt)) {
-            continue;
+        } else if (!sim__resp_next(qp, &pkt)) {
+            if (!sim__req_next(qp, &pkt))
+                continue;
+            request = true;
         }
         struct sim_frame *f = nic->transport->frame(nic, qp, &pkt);
         assert(f);
+        if (request && qp->cc && qp->cc->timely)
+            sim__timely_sent(qp, pkt.bth.psn);
+        if (request && qp->rto_resend) {
+            f->flags |= SIM_FRAME_RTO;
+            f->aux = qp->max_psn;
+            qp->rto_resend = false;
+        }
         qp->st.tx_bytes += f->len;
         if (qp->cc && !paced)
             sim__dcqcn_sent(qp, f->len + port->wire_extra);
@@ -252,6 +261,72 @@ void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame 
         sim__nic_take(nic, f);
 }
 
+/* ---- out-of-order placement (nic.ooo) ---------------------------------------------
+ * NICs built for fabrics that route per packet (adaptive routing, spraying)
+ * place each request by its PSN as it arrives and acknowledge in order;
+ * a gap earns a NAK only once it has stayed open for the reorder window.
+ * Placement is modelled by holding the frames beyond a gap and handing
+ * them to the responder in PSN order as the gap fills: the same bytes
+ * land in the same places, acknowledged at the same moments. */
+static void reorder_arm(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_host *h = nic->host;
+    qp->ooo_epsn = qp->epsn;
+    qp->ooo_deadline = sim_now(h->node.comp.sim) + qp->p->ooo_window;
+    /* a later deadline leaves the pending event: it re-arms when it fires */
+    sim_timer_arm(&qp->reorder, h->node.comp.sim, qp->ooo_deadline, &h->node.comp,
+                  SIM_HOST_QP_REORDER, qp);
+}
+
+static void hold(struct sim_nic *nic, struct sim_qp *qp, struct sim_frame *f, uint32_t psn)
+{
+    struct sim_frame **at = &qp->ooo;
+    while (*at && sim__psn_diff((*at)->aux, psn) < 0)
+        at = &(*at)->next;
+    if (*at && (*at)->aux == psn) {
+        sim__frame_free(&nic->host->node.net->pool, f); /* held already */
+        return;
+    }
+    f->aux = psn;
+    f->next = *at;
+    *at = f;
+    qp->nooo++;
+    qp->st.ooo_held++;
+    if (qp->nooo == 1 || qp->ooo_epsn != qp->epsn)
+        reorder_arm(nic, qp);
+}
+
+/* Hand the held requests that are now in order to the responder. */
+static void drain(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_frame_pool *pool = &nic->host->node.net->pool;
+    uint32_t epsn = qp->epsn;
+    while (qp->ooo && sim__psn_diff(qp->ooo->aux, qp->epsn) <= 0) {
+        struct sim_frame *f = qp->ooo;
+        qp->ooo = f->next;
+        qp->nooo--;
+        struct rdma_pkt pkt;
+        if (f->aux == qp->epsn && nic->transport->parse(nic, f, &pkt))
+            sim__resp_receive(qp, &pkt);
+        sim__frame_free(pool, f);
+    }
+    if (qp->ooo && qp->epsn != epsn)
+        reorder_arm(nic, qp); /* a new gap */
+}
+
+void sim__nic_reorder_event(struct sim_nic *nic, struct sim_qp *qp)
+{
+    struct sim_host *h = nic->host;
+    sim_time_t now = sim_now(h->node.comp.sim);
+    if (!sim_timer_fire(&qp->reorder, now) || !qp->ooo)
+        return;
+    if (now < qp->ooo_deadline)
+        sim_timer_arm(&qp->reorder, h->node.comp.sim, qp->ooo_deadline, &h->node.comp,
+                      SIM_HOST_QP_REORDER, qp);
+    else if (qp->epsn == qp->ooo_epsn)
+        sim__resp_nak_gap(qp);
+}
+
 void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
 {
     struct sim_node *n = &nic->host->node;
@@ -267,10 +342,23 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
         qp->st.rx_packets++;
         if (nic->transport->congested(&pkt))
             sim__dcqcn_ce(qp);
-        if (pkt.op->flags & RDMA_OPF_REQUEST)
+        if (pkt.op->flags & RDMA_OPF_REQUEST) {
+            if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->aux)
+                qp->st.rto_dups++;
+            if (qp->p->ooo && sim__psn_diff(pkt.bth.psn, qp->epsn) > 0) {
+                hold(nic, qp, f, pkt.bth.psn);
+                return;
+            }
             sim__resp_receive(qp, &pkt);
-        else
+            if (qp->ooo)
+                drain(nic, qp);
+        } else {
+            if (qp->cc && qp->cc->dctcp && (pkt.present & RDMA_HDR_AETH))
+                sim__dctcp_ack(qp, pkt.bth.psn, pkt.bth.becn);
+            else if (qp->cc && qp->cc->timely && (pkt.present & RDMA_HDR_AETH))
+                sim__timely_ack(qp, pkt.bth.psn);
             sim__comp_receive(qp, &pkt);
+        }
     }
     sim__frame_free(&n->net->pool, f);
 }

@@ -167,6 +167,8 @@ struct sim_qp_stats {
     uint64_t tx_packets, retransmitted, rx_packets;
     uint64_t acks, naks_seq, rnr_naks, naks_other; /* sent by the responder */
     uint64_t timeouts, rewinds;
+    uint64_t ooo_held; /* responder: requests that arrived beyond a gap and were held */
+    uint64_t rto_dups; /* responder: the peer's timeouts after which everything it had sent had arrived */
     uint64_t completed, bytes;
     uint64_t tx_bytes; /* frame bytes sent */
 };
@@ -195,6 +197,8 @@ struct sim_qp {
     uint32_t since_ackreq;
     uint8_t retry_left, rnr_left;
     bool retrying; /* a go-back-N from una_psn is under way */
+    bool rto_resend; /* the timer fired: flag the next request frame (SIM_FRAME_RTO) */
+    bool ce_echo;    /* DCTCP responder: a request arrived CE-marked since the last ACK */
     sim_time_t rnr_until;
     sim_time_t wake_at;  /* the DMA wake pending, SIM_TIME_NEVER if none */
     sim_time_t deadline; /* retransmission timeout, SIM_TIME_NEVER when idle */
@@ -208,6 +212,10 @@ struct sim_qp {
     uint64_t rmsg_off;
     uint64_t rmsg_left; /* WRITE: bytes the RETH announced and not yet placed */
     uint32_t unacked;
+    struct sim_frame *ooo;  /* with nic.ooo: requests beyond epsn, by PSN (frame aux) */
+    uint32_t nooo, ooo_epsn; /* how many; the epsn whose gap the reorder timer watches */
+    sim_time_t ooo_deadline;  /* when the gap at ooo_epsn earns a NAK */
+    struct sim_timer reorder; /* QP_REORDER, at ooo_deadline or before it */
     sim_time_t written_at; /* when the NIC is done writing the data received so far */
     struct sim_recv *rq;
     uint32_t rq_cap, rq_head, rq_tail;
@@ -246,6 +254,10 @@ bool sim__req_next(struct sim_qp *qp, struct rdma_pkt *pkt);
 void sim__req_rewind(struct sim_qp *qp, uint32_t psn);
 /* responder (resp.c) */
 void sim__resp_receive(struct sim_qp *qp, const struct rdma_pkt *pkt);
+/* The gap at epsn is real: NAK it (PSN sequence error), once per gap. */
+void sim__resp_nak_gap(struct sim_qp *qp);
+/* QP_REORDER: with nic.ooo, a gap has stayed open for the reorder window. */
+void sim__nic_reorder_event(struct sim_nic *nic, struct sim_qp *qp);
 bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt);
 /* completer (comp.c) */
 void sim__comp_receive(struct sim_qp *qp, const struct rdma_pkt *pkt);
@@ -333,7 +345,8 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
     X(NIC_WAKE, "nic-wake")     /* a paced queue pair may send again */     \
     X(NIC_RX, "nic-rx")         /* the NIC took a frame from its buffer */  \
     X(DCQCN, "dcqcn")           /* a DCQCN rate or alpha timer */           \
-    X(DMA, "dma")               /* a DMA step a queue pair waits for is done */
+    X(DMA, "dma")               /* a DMA step a queue pair waits for is done */ \
+    X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */
 
 enum sim_host_event {
 #define SIM__HOST_EV(name, str) SIM_HOST_##name,

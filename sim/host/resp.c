@@ -8,6 +8,9 @@
  * again, READ is answered again from memory, and an atomic's saved result
  * is sent again without executing it twice. SEND and WRITE with immediate
  * consume a posted receive, and earn an RNR NAK when none is posted.
+ * With nic.ooo the NIC holds requests beyond a gap and hands them over in
+ * PSN order once it fills (nic.c); the NAK then waits for the reorder
+ * window.
  *
  * Per request packet:
  *   CHECK_PSN -> CHECK_OP_SEQ -> CHECK_RESOURCE -> CHECK_RKEY -> CHECK_LENGTH
@@ -302,7 +305,10 @@ static enum resp_state acknowledge(struct resp_ctx *c)
         return RESP_DONE;
     }
     qp->unacked++;
-    if (c->pkt->bth.a || (qp->p->ack_coalesce && qp->unacked >= qp->p->ack_coalesce)) {
+    /* DCTCP's estimate and TIMELY's RTTs want an acknowledgement per
+     * packet, as HPCC's simulator sends them */
+    bool each = qp->cc && (qp->cc->dctcp || qp->cc->timely);
+    if (c->pkt->bth.a || each || (qp->p->ack_coalesce && qp->unacked >= qp->p->ack_coalesce)) {
         queue_ack(qp, SYN_ACK, c->psn);
         qp->unacked = 0;
     }
@@ -354,14 +360,18 @@ static enum resp_state duplicate(struct resp_ctx *c)
     return RESP_DONE;
 }
 
-static enum resp_state nak_seq(struct resp_ctx *c)
+void sim__resp_nak_gap(struct sim_qp *qp)
 {
-    struct sim_qp *qp = c->qp;
     if (!qp->nak_sent) {
         qp->nak_sent = true;
         qp->st.naks_seq++;
         queue_ack(qp, SYN_NAK(RDMA_NAK_PSN_SEQUENCE_ERROR), qp->epsn);
     }
+}
+
+static enum resp_state nak_seq(struct resp_ctx *c)
+{
+    sim__resp_nak_gap(c->qp);
     return RESP_DONE;
 }
 
@@ -433,6 +443,9 @@ bool sim__resp_next(struct sim_qp *qp, struct rdma_pkt *pkt)
     case RESP_ACK:
         rdma_pkt_set_opcode(pkt, opc->ack);
         pkt->aeth.syndrome = it->syndrome;
+        /* DCTCP's congestion echo: BECN, which the ICRC does not cover */
+        pkt->bth.becn = qp->ce_echo;
+        qp->ce_echo = false;
         break;
     case RESP_ATOMIC:
         rdma_pkt_set_opcode(pkt, opc->atomic_ack);

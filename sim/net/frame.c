@@ -78,6 +78,7 @@ struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap)
     f->next = NULL;
     f->len = 0;
     f->bth_off = 0;
+    f->flags = 0;
     return f;
 }
 

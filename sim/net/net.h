@@ -33,8 +33,21 @@ struct sim_frame {
     uint32_t len;
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
+    uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
+    /* a switch's bookkeeping while the frame waits out its latency: ports,
+     * priority and where the IP header starts */
+    uint16_t in, out;
+    uint8_t prio, l3;
+    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
+                       * while a responder holds the frame out of order: its PSN */
     uint8_t data[];
 };
+
+/* The first request a queue pair resends after its retransmission timer
+ * fired, carrying the PSN the requester had sent up to: the responder
+ * counts the timeout as one without loss when it had received every packet
+ * sent before it. Outputs read this; the models never act on it. */
+#define SIM_FRAME_RTO 0x01
 
 struct sim_frame_pool {
     struct sim_frame *free[SIM_FRAME_CLASSES];
@@ -87,6 +100,9 @@ struct sim_link_layer_ops {
     /* A frame arrived at p: true when it is the link layer's own (it then
      * owns it); otherwise it goes to the node. */
     bool (*receive)(struct sim_port *p, struct sim_frame *f);
+    /* Whether a frame is the link layer's own (optional: none are). Its
+     * own frames end at the port and skip the node's forwarding latency. */
+    bool (*own)(const struct sim_frame *f);
     /* The port's LINK_TIMER event with the ptr the link layer gave it. */
     void (*timer)(struct sim_port *p, void *which);
     /* The link went down: what it carried about flow control is void. */
@@ -153,10 +169,12 @@ struct sim_port {
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
-    sim_time_t delay; /* p.delay */
+    sim_time_t delay; /* p.delay, with the NIC pipelines at either end */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
-    bool down;  /* the link is down (fault.c) */
-    bool noisy; /* p.loss or p.ber is not zero */
+    bool down : 1;  /* the link is down (fault.c) */
+    bool noisy : 1; /* p.loss or p.ber is not zero */
+    bool cut_through : 1; /* the peer is a cut-through switch: frames reach it once their header has */
+    bool early : 1;       /* the frame being sent was handed to the peer at its header */
     uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     struct sim_port_stats st;
@@ -164,6 +182,7 @@ struct sim_port {
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
+    sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     char *name; /* NODE-PORT */
     const struct sim_link_layer_ops *ll;
     struct sim_port_pfc pfc;
@@ -176,6 +195,10 @@ _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, b
  * is down loses it. len is f->len, from the caller: a frame that waited
  * in a queue is out of cache, and need not be read before it arrives. */
 void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
+/* Wire bytes a cut-through switch takes in before it forwards a frame:
+ * preamble and start delimiter, and the first 64 bytes (Ethernet, IP and
+ * UDP headers with room for tags). */
+#define SIM_CUT_THROUGH_BYTES (8 + 64)
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)
@@ -239,6 +262,10 @@ struct sim_routes {
 /* The port a switch forwards to for a destination host and flow hash. */
 uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
                     uint32_t hash);
+/* The equal-cost ports (n of them) towards a host, for per-packet choices;
+ * NULL when there is no path. */
+const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_node *sw,
+                               uint32_t host, uint32_t *n);
 void sim__routes_build(struct sim_network *net);
 void sim__routes_free(struct sim_routes *r);
 /* ECMP hash of a flow, as switches compute it from the frame's addresses

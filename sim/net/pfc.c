@@ -266,9 +266,14 @@ static void pfc_settle(struct sim_port *p)
 
 /* ---- the Ethernet link layer ------------------------------------------------------ */
 /* MAC control frames (EtherType 0x8808) are the link layer's own. */
+static bool eth_own(const struct sim_frame *f)
+{
+    return f->len >= 14 && f->data[12] == 0x88 && f->data[13] == 0x08;
+}
+
 static bool eth_receive(struct sim_port *p, struct sim_frame *f)
 {
-    if (f->len < 14 || f->data[12] != 0x88 || f->data[13] != 0x08)
+    if (!eth_own(f))
         return false;
     pfc_receive(p, f);
     return true;
@@ -290,6 +295,7 @@ const struct sim_link_layer_ops sim__link_ethernet = {
     .name = "Ethernet",
     .wire_extra = SIM_ETH_WIRE_EXTRA,
     .receive = eth_receive,
+    .own = eth_own,
     .timer = eth_timer,
     .link_down = pfc_link_down,
     .settle = pfc_settle,

@@ -14,12 +14,45 @@
  * A link that
  * goes down (fault.c) loses every frame that was on it: the one being
  * serialized and those still propagating.
+ *
+ * Towards a cut-through switch a frame longer than the header the switch
+ * reads (SIM_CUT_THROUGH_BYTES) reaches the peer once that header has
+ * arrived, a propagation delay after it left; loss and bit errors are
+ * then decided as it starts, and a link that goes down while its tail is
+ * still leaving does not take it back. The switch keeps it from finishing
+ * on a faster port before it has arrived whole (fabric/switch.c).
+ *
+ * A switch's forwarding latency is added to the arrival of the frames it
+ * forwards (peer_latency): they reach it when it would send them on, which
+ * costs no event; the link layer's own frames (PFC) arrive without it.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "engine/util.h"
 #include "net/net.h"
+
+static void corrupt(struct sim_port *p, struct sim_frame *f);
+
+/* The frame's last bit (or, towards a cut-through switch, its header) is
+ * on the wire at t: loss, bit errors, and arrival a propagation delay
+ * later. */
+static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
+{
+    if (p->noisy && p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
+        p->st.lost++;
+        sim__frame_free(&p->node->net->pool, f);
+        return;
+    }
+    if (p->noisy && p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
+        corrupt(p, f);
+    /* a switch's forwarding latency delays what it forwards: the frame
+     * reaches it that much later, without an event of its own */
+    sim_time_t at = t + p->delay;
+    if (p->peer_latency && !(p->ll->own && p->ll->own(f)))
+        at += p->peer_latency;
+    sim_schedule(p->comp.sim, at, &p->peer->comp, SIM_PORT_ARRIVAL, f);
+}
 
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
@@ -34,6 +67,9 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     for (struct sim_tap *tap = p->tap; tap; tap = tap->next)
         tap->frame(tap, sim_now(sim), f);
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_PORT_TX_DONE, NULL);
+    p->early = p->cut_through && bytes > SIM_CUT_THROUGH_BYTES;
+    if (p->early)
+        deliver(p, f, sim_now(sim) + sim__ser_time(SIM_CUT_THROUGH_BYTES, p->p.rate));
 }
 
 void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
@@ -71,21 +107,16 @@ static void corrupt(struct sim_port *p, struct sim_frame *f)
 
 static void tx_done(struct sim_port *p)
 {
-    struct sim *sim = p->comp.sim;
     struct sim_frame *f = p->sending;
     p->sending = NULL;
-    if (p->down_at != SIM_TIME_NEVER && p->down_at >= p->tx_start) {
+    if (p->early) {
+        p->early = false; /* the peer has it already */
+    } else if (p->down_at != SIM_TIME_NEVER && p->down_at >= p->tx_start) {
         /* the link went down while the frame was leaving */
         p->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
-    } else if (p->noisy && p->p.loss > 0 && sim_rng_unit(&p->comp.rng) < p->p.loss) {
-        p->st.lost++;
-        sim__frame_free(&p->node->net->pool, f);
     } else {
-        if (p->noisy && p->p.ber > 0 &&
-            sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
-            corrupt(p, f);
-        sim_schedule(sim, sim_now(sim) + p->delay, &p->peer->comp, SIM_PORT_ARRIVAL, f);
+        deliver(p, f, sim_now(p->comp.sim));
     }
     if (p->down)
         return;

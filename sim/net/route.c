@@ -1,9 +1,21 @@
 /* route.c - shortest-path routes computed from the graph, with equal-cost
  * multipath: a breadth-first search from every host gives each switch the
- * ports one hop closer to each host; a flow hash picks among them, so one
- * queue pair's frames always take one path and arrive in order. Links that
- * are down (fault.c) are left out; routes are built again when one goes
- * down or comes up.
+ * ports one hop closer to each host. Among them (topology.routing):
+ *   ecmp      a flow hash picks, so one queue pair's frames always take one
+ *             path and arrive in order;
+ *   dmodk     the destination picks, fixed when routes are built: a switch
+ *             t hops above the nearest host, with n equal-cost ports, takes
+ *             port (dst / n^(t-1)) mod n. On a fat-tree this is
+ *             destination-mod-k (the two-level tables of Al-Fares et al.,
+ *             SIGCOMM 2008, section 3.4, and OpenSM's ftree routing): edge
+ *             switches spread by dst mod k/2, aggregation switches by
+ *             (dst / (k/2)) mod k/2, so hosts with consecutive addresses
+ *             take disjoint paths and a shift permutation (i -> i + s) has
+ *             no two flows on one link; elsewhere, a deterministic spread;
+ *   spray and adaptive pick per packet in the switch (fabric/switch.c),
+ *             from the set sim__route_set returns.
+ * Links that are down (fault.c) are left out; routes are built again when
+ * one goes down or comes up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +39,50 @@ uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, ui
         return UINT32_MAX;
     const struct sim_port_set *s = &r->sets[id];
     return r->ports[s->off + (s->n == 1 ? 0 : hash % s->n)];
+}
+
+const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_node *sw,
+                               uint32_t host, uint32_t *n)
+{
+    const struct sim_routes *r = &net->routes;
+    uint32_t id = r->set_of[(size_t)r->slot_of_node[sw->index] * net->nhosts + host];
+    if (id == UINT32_MAX)
+        return NULL;
+    *n = r->sets[id].n;
+    return &r->ports[r->sets[id].off];
+}
+
+/* dmodk: the index among n equal-cost ports of a switch `tier` hops above
+ * its nearest host, for destination host h. */
+static uint32_t dmodk(uint32_t h, uint32_t n, uint32_t tier)
+{
+    uint64_t div = 1;
+    for (uint32_t t = 1; t < tier && div <= h; t++)
+        div *= n;
+    return (uint32_t)(h / div % n);
+}
+
+/* Hops from each switch to its nearest host (hosts are not transit). */
+static void tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue)
+{
+    const struct sim_config *cfg = net->cfg;
+    uint32_t qh = 0, qt = 0;
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        tier[i] = cfg->nodes[i].kind == CFG_HOST ? 0 : UINT32_MAX;
+        if (!tier[i])
+            queue[qt++] = (uint32_t)i;
+    }
+    while (qh < qt) {
+        uint32_t u = queue[qh++];
+        const struct sim_node *n = net->nodes[u];
+        for (uint32_t p = 0; p < n->nports; p++) {
+            uint32_t v = n->ports[p]->peer->node->index;
+            if (!n->ports[p]->down && tier[v] == UINT32_MAX) {
+                tier[v] = tier[u] + 1;
+                queue[qt++] = v;
+            }
+        }
+    }
 }
 
 struct builder {
@@ -71,6 +127,11 @@ void sim__routes_build(struct sim_network *net)
     uint32_t *dist = sim__xmalloc(cfg->nnodes * sizeof *dist);
     uint32_t *queue = sim__xmalloc(cfg->nnodes * sizeof *queue);
     uint32_t *cand = sim__xmalloc((cfg->nnodes + 1) * sizeof *cand);
+    uint32_t *tier = NULL;
+    if (cfg->routing == CFG_ROUTING_DMODK) {
+        tier = sim__xmalloc(cfg->nnodes * sizeof *tier);
+        tiers(net, tier, queue);
+    }
     /* Sets hold port numbers relative to their switch, so switches with the
      * same equal-cost ports share one set; there are few of them. */
     uint32_t *multi = NULL;
@@ -111,6 +172,10 @@ void sim__routes_build(struct sim_network *net)
             }
             if (nc == 0)
                 continue;
+            if (tier) {
+                cand[0] = cand[dmodk(h, nc, tier[i])];
+                nc = 1;
+            }
             if (nc == 1) {
                 *entry = r->sets_base[slot] + cand[0];
                 continue;
@@ -129,6 +194,7 @@ void sim__routes_build(struct sim_network *net)
         }
     }
     free(multi);
+    free(tier);
     free(dist);
     free(queue);
     free(cand);

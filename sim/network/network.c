@@ -55,6 +55,29 @@ static void build_ports(struct sim_network *net)
     }
 }
 
+/* What the nodes at a link's ends add to it: a NIC's transmit and receive
+ * pipelines (when PCIe is not modelled, which has its own steps) lengthen
+ * the way out of and into the host; a cut-through switch takes a frame
+ * once its header has arrived. */
+static void latencies(struct sim_network *net)
+{
+    const struct sim_config *cfg = net->cfg;
+    bool pcie = cfg->pcie && cfg->pcie->model;
+    for (size_t i = 0; i < net->nports; i++) {
+        struct sim_port *p = &net->ports[i];
+        const struct cfg_node *from = &cfg->nodes[p->node->index];
+        const struct cfg_node *to = &cfg->nodes[p->peer->node->index];
+        if (!pcie && from->kind == CFG_HOST)
+            p->delay += from->nic.tx_latency;
+        if (!pcie && to->kind == CFG_HOST)
+            p->delay += to->nic.rx_latency;
+        if (to->kind == CFG_SWITCH) {
+            p->cut_through = cfg->fabric.sw[to->swp].cut_through;
+            p->peer_latency = cfg->fabric.sw[to->swp].latency;
+        }
+    }
+}
+
 /* The largest IB MTU that fits the smaller NIC setting and, with the
  * largest headers a payload-carrying packet has, every link on the paths
  * the two queue pairs' frames take. */
@@ -291,6 +314,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
         }
     }
     build_ports(net);
+    latencies(net);
     for (uint32_t h = 0; h < net->nhosts; h++)
         host_at(net, net->host_node[h])->nic.port = net->nodes[net->host_node[h]]->ports[0];
     sim__routes_build(net);
@@ -375,6 +399,11 @@ void sim_network_totals(const struct sim_network *net, struct sim_totals *t)
         t->cnps += p->st.cnps_sent;
     }
     t->deadlocks = net->monitor->ndeadlocks;
+    for (size_t i = 0; i < net->nconns; i++)
+        for (int s = 0; s < 2; s++) {
+            t->timeouts += net->conns[i].qp[s]->st.timeouts;
+            t->timeouts_without_loss += net->conns[i].qp[s]->st.rto_dups;
+        }
     for (size_t i = 0; i < net->cfg->nnodes; i++)
         t->bad_frames += net->nodes[i]->bad_frames;
 }

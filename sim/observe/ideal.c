@@ -4,6 +4,9 @@
  * Packets move store and forward: packet j leaves hop i when it has fully
  * arrived there and hop i has finished packet j-1. This recursion costs
  * one step per packet and hop, a small fraction of simulating them.
+ * Each switch adds its latency, from the packet's header when it cuts
+ * through (net/port.c, fabric/switch.c); a NIC's pipelines lengthen the
+ * first and last hop.
  */
 #include <stdlib.h>
 
@@ -23,8 +26,14 @@ void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16
     path->n = 0;
     for (size_t guard = 0; guard <= net->cfg->nnodes; guard++) {
         SIM_GROW(path->hop, cap, path->n);
-        path->hop[path->n++] = (struct sim_hop){port->p.rate, port->p.delay, port->p.mtu};
         n = port->peer->node;
+        struct sim_hop hop = {port->p.rate, port->delay, port->p.mtu, 0, false};
+        if (n->kind == CFG_SWITCH) {
+            const struct cfg_switch *s = &net->cfg->fabric.sw[net->cfg->nodes[n->index].swp];
+            hop.latency = s->latency;
+            hop.cut_through = s->cut_through;
+        }
+        path->hop[path->n++] = hop;
         if (n->kind == CFG_HOST)
             return;
         uint32_t out = sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index));
@@ -72,11 +81,21 @@ static void send_packet(struct pipeline *p, sim_time_t ready, uint64_t bytes)
         p->bytes = bytes;
     }
     for (uint32_t i = 0; i < p->path->n; i++) {
+        const struct sim_hop *h = &p->path->hop[i];
         if (p->free_at[i] > t)
             t = p->free_at[i];
+        sim_time_t start = t;
         t += p->ser[i];
         p->free_at[i] = t;
-        t += p->path->hop[i].delay;
+        if (h->cut_through && bytes > SIM_CUT_THROUGH_BYTES) {
+            /* the next switch has the header this long after it started,
+             * and waits for the rest when its next port is faster */
+            sim_time_t hdr = sim__ser_time(SIM_CUT_THROUGH_BYTES, h->rate);
+            t = start + hdr;
+            if (i + 1 < p->path->n && p->path->hop[i + 1].rate > h->rate)
+                t += p->ser[i] - hdr;
+        }
+        t += h->delay + h->latency;
     }
     p->arrived = t;
 }

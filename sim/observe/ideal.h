@@ -7,8 +7,11 @@
 
 struct sim_hop {
     uint64_t rate;
-    sim_time_t delay;
+    sim_time_t delay;  /* propagation, with the NICs' pipelines at either end */
     uint32_t mtu;
+    /* the switch the hop leads to (0 and false for a host) */
+    sim_time_t latency;
+    bool cut_through;
 };
 
 struct sim_path {

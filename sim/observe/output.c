@@ -264,11 +264,39 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
 {
     char t[32];
     sim__format_time(n->timeout, t, sizeof t);
+    char w[32];
+    sim__format_time(n->ooo_window, w, sizeof w);
     fprintf(f, "{\"mtu\": %u, \"ack_coalesce\": %u, \"ack_request_every\": %u, "
                "\"max_rd_atomic\": %u, \"timeout\": \"%s\", \"retry_count\": %u, "
-               "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u}",
+               "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u, "
+               "\"ooo\": %s, \"ooo_window\": \"%s\", \"cc\": \"%s\"}",
             n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
-            n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp);
+            n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
+            n->ooo ? "true" : "false", w,
+            n->fab.cc == CFG_CC_DCTCP                              ? "dctcp"
+            : n->fab.cc == CFG_CC_TIMELY                           ? "timely"
+            : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
+                                                                   : "dcqcn");
+}
+
+bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap)
+{
+    struct sim_totals t;
+    sim_network_totals(net, &t);
+    if (i > 0 || !t.timeouts_without_loss || !cap)
+        return false;
+    const struct cfg_nic *n = &net->cfg->nic;
+    char to[32];
+    sim__format_time(n->timeout, to, sizeof to);
+    snprintf(buf, cap,
+             "%llu of %llu retransmission timeouts fired with nothing lost: every packet the "
+             "queue pair had sent had reached the responder%s. The timeout (%s) is shorter than a queue pair took to be "
+             "acknowledged (the responder acknowledges when asked, every %u packets and at the end of "
+             "each message); raise nic.timeout or lower nic.ack_request_every",
+             (unsigned long long)t.timeouts_without_loss, (unsigned long long)t.timeouts,
+             t.dropped || t.lost || t.bad_frames ? "" : ", and no frame was dropped or lost in the run",
+             to, n->ack_request_every);
+    return true;
 }
 
 static void write_summary(struct sim_network *net, FILE *f, double wall)
@@ -290,7 +318,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             (unsigned long long)cfg->seed, cfg->payload_data ? "data" : "none", stop, net->nhosts,
             nswitch, cfg->nlinks, cfg->nmsgs);
     write_nic(f, &cfg->nic);
-    fprintf(f, "\n  },\n");
+    fprintf(f, ",\n    \"routing\": \"%s\"\n  },\n", sim__routing_name(cfg->routing));
 
     uint64_t *fct = sim__xcalloc(net->nmsgs, sizeof *fct);
     uint64_t *slow = sim__xcalloc(net->nmsgs, sizeof *slow);
@@ -309,6 +337,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
                "    \"pending\": %llu,\n    \"data_verified\": %llu,\n    \"data_corrupted\": %llu,\n"
                "    \"bytes\": %llu,\n    \"frames\": %llu,\n    \"retransmitted\": %llu,\n"
                "    \"tail_drops\": %llu,\n    \"link_losses\": %llu,\n    \"bad_frames_dropped\": %llu,\n"
+               "    \"timeouts\": %llu,\n    \"timeouts_without_loss\": %llu,\n"
                "    \"end_time_ps\": %llu,\n    \"events\": %llu,\n",
             (unsigned long long)t.messages, (unsigned long long)t.completed,
             (unsigned long long)t.failed,
@@ -316,7 +345,8 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             (unsigned long long)t.corrupted, (unsigned long long)t.bytes,
             (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
             (unsigned long long)t.dropped, (unsigned long long)t.lost,
-            (unsigned long long)t.bad_frames, (unsigned long long)t.end,
+            (unsigned long long)t.bad_frames, (unsigned long long)t.timeouts,
+            (unsigned long long)t.timeouts_without_loss, (unsigned long long)t.end,
             (unsigned long long)sim_events_processed(net->sim));
     percentiles(f, "fct_us", fct, n, 1e6);
     fprintf(f, ",\n");
@@ -324,6 +354,13 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
     fprintf(f, "\n  },\n");
     free(fct);
     free(slow);
+    fprintf(f, "  \"notes\": [");
+    char note[1024];
+    for (size_t i = 0; sim_network_note(net, i, note, sizeof note); i++) {
+        fprintf(f, "%s\n    ", i ? "," : "");
+        json_string(f, note);
+    }
+    fprintf(f, "%s],\n", sim_network_note(net, 0, note, sizeof note) ? "\n  " : "");
 
     fprintf(f, "  \"ports\": [");
     for (size_t i = 0; i < net->nports; i++) {
@@ -352,13 +389,15 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             fprintf(f, "%s{\"completed\": %llu, \"bytes\": %llu, \"tx_packets\": %llu, "
                        "\"retransmitted\": %llu, \"rx_packets\": %llu, \"acks\": %llu, "
                        "\"naks_seq\": %llu, \"rnr_naks\": %llu, \"naks_other\": %llu, "
-                       "\"timeouts\": %llu, \"go_back_n\": %llu}",
+                       "\"timeouts\": %llu, \"timeouts_without_loss\": %llu, \"go_back_n\": %llu, "
+                       "\"held_out_of_order\": %llu}",
                     s ? ", " : "", (unsigned long long)st->completed, (unsigned long long)st->bytes,
                     (unsigned long long)st->tx_packets, (unsigned long long)st->retransmitted,
                     (unsigned long long)st->rx_packets, (unsigned long long)st->acks,
                     (unsigned long long)st->naks_seq, (unsigned long long)st->rnr_naks,
                     (unsigned long long)st->naks_other, (unsigned long long)st->timeouts,
-                    (unsigned long long)st->rewinds);
+                    (unsigned long long)c->qp[1 - s]->st.rto_dups, (unsigned long long)st->rewinds,
+                    (unsigned long long)st->ooo_held);
         }
         fprintf(f, "]}");
     }

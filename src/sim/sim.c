@@ -141,6 +141,11 @@ static void print_summary(struct sim_network *net, const char *path, const char 
                (unsigned long long)t.pauses, (unsigned long long)t.ecn_marked,
                (unsigned long long)t.cnps, (unsigned long long)t.deadlocks);
     char line[1024];
+    if (t.timeouts)
+        printf("  timeouts   %llu retransmission timeouts, %llu of them with nothing lost\n",
+               (unsigned long long)t.timeouts, (unsigned long long)t.timeouts_without_loss);
+    for (size_t i = 0; sim_network_note(net, i, line, sizeof line); i++)
+        printf("  note       %s\n", line);
     for (size_t i = 0; i < 3 && sim_network_deadlock(net, i, line, sizeof line); i++)
         printf("  deadlock   %s\n", line);
     if (t.deadlocks > 3)

@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """Hostile inputs and the outcome each must have (tests/bad/expected.tsv):
-an exit status and exactly one error line on stderr naming the file (and,
-for a configuration, the line and column, or the --set override at fault)
-and saying what is wrong; never
-a crash or a hang, and no output left behind: `rdmasim replay` runs with
---timeline and `rdmasim sim` with --out, and neither may leave its file or
-directory."""
+an exit status and exactly one error line on stderr, which begins with
+where the fault is (FILE:LINE:COL: for a configuration error with a line,
+else `rdmasim COMMAND: FILE: ` for a file refused) followed at once by
+what is wrong; nothing on stdout but the frames read before a file turned
+out damaged; never a crash or a hang, and no output left behind:
+`rdmasim replay` runs with --timeline and `rdmasim sim` with --out, and
+neither may leave its file or directory. Every case reports every problem
+it has."""
 import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 HERE = os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests", "bad")
@@ -42,15 +46,25 @@ def run(name, command, options, status, at_line, token, message, tmp):
                        timeout=60, errors="replace")
     errors = p.stderr.strip().splitlines()
     problems = []
-    if p.returncode != status:
+    if p.returncode < 0:
+        problems.append("killed by signal %d" % -p.returncode)
+    elif p.returncode != status:
         problems.append("exit %d, expected %d" % (p.returncode, status))
+    if at_line:
+        want = position(path, at_line, token) + message
+    elif message.startswith("--set "):
+        want = message  # the override at fault, not the file
+    elif status == 2:
+        want = "rdmasim %s: %s: %s" % (command, path, message)
+    else:
+        want = "rdmasim %s: %s" % (command, message)
     if len(errors) != 1:
         problems.append("%d stderr lines, expected 1: %r" % (len(errors), errors))
-    elif at_line and not errors[0].startswith(position(path, at_line, token)):
-        problems.append("stderr %r does not start with %r" % (errors[0], position(path, at_line, token)))
-    elif message not in errors[0] or (status == 2 and path not in errors[0]
-                                      and not errors[0].startswith("--set ")):
-        problems.append("stderr %r lacks %r or the file (or --set) name" % (errors[0], message))
+    if not errors or not errors[0].startswith(want):
+        problems.append("stderr %r does not start with %r" % (errors[:1], want))
+    # frames read before the damage are listed; nothing else is printed
+    if p.stdout and not (command in ("decode", "replay") and (message.startswith("frame ") or status == 1)):
+        problems.append("stdout not empty: %r" % p.stdout[:200])
     left = sorted(os.listdir(tmp))
     if left:
         problems.append("left behind: %s" % left)
@@ -70,4 +84,5 @@ def main():
 
 
 if __name__ == "__main__":
+    script_limit(120)
     sys.exit(main())

@@ -11,6 +11,7 @@ neither CSV nor its temporary name CSV.tmp."""
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -18,6 +19,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from testlib import main  # noqa: E402
 CAPTURE = os.path.join(TOP, "pcaps", "real", "rxe-rocev2-read-write-ecn.pcap")
 
 # Long enough that no machine finishes it before the signal: every host of
@@ -133,4 +136,4 @@ class InterruptedReplay(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main(default_limit=60)

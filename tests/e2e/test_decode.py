@@ -5,6 +5,7 @@ Expectations about the real captures were read off the frames themselves
 (pcaps/real/README.md says what each holds)."""
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from testlib import main, read_pcap as records, write_raw_pcap as write_pcap  # noqa: E402
 REAL = os.path.join(TOP, "pcaps", "real")
 
 
@@ -23,27 +26,6 @@ def real(name):
 def run(*args):
     p = subprocess.run([RDMASIM, "decode", *args], capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
-
-
-def records(path):
-    """(header, data) pairs of a classic pcap file."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    out, off = [], 24
-    while off < len(blob):
-        hdr = blob[off:off + 16]
-        caplen = struct.unpack("<I", hdr[8:12])[0]
-        out.append((hdr, blob[off + 16:off + 16 + caplen]))
-        off += 16 + caplen
-    return blob[:24], out
-
-
-def write_pcap(path, global_header, recs):
-    with open(path, "wb") as f:
-        f.write(global_header)
-        for hdr, data in recs:
-            f.write(hdr)
-            f.write(data)
 
 
 class DecodeRealCaptures(unittest.TestCase):
@@ -236,5 +218,98 @@ class DecodeBadInput(unittest.TestCase):
         self.assertIn("[malformed: UDP length", out.splitlines()[4])
 
 
+def ipv4_checksum(header):
+    total = sum(struct.unpack(">%dH" % (len(header) // 2), header))
+    while total >> 16:
+        total = (total & 0xffff) + (total >> 16)
+    return struct.pack(">H", ~total & 0xffff)
+
+
+def fragment(frame, sizes):
+    """Split the IPv4 datagram of an Ethernet frame (no options) into
+    fragments carrying `sizes` bytes of its payload each (multiples of 8
+    but the last, RFC 791): offsets in 8-byte units, More Fragments on all
+    but the last, header checksums recomputed."""
+    eth, ip, payload = frame[:14], bytearray(frame[14:34]), frame[34:14 + struct.unpack(">H", frame[16:18])[0]]
+    assert sum(sizes) == len(payload)
+    out, at = [], 0
+    for i, n in enumerate(sizes):
+        h = bytearray(ip)
+        h[2:4] = struct.pack(">H", 20 + n)
+        h[6:8] = struct.pack(">H", (0x2000 if i < len(sizes) - 1 else 0) | (at // 8))
+        h[10:12] = b"\0\0"
+        h[10:12] = ipv4_checksum(bytes(h))
+        out.append(eth + bytes(h) + payload[at:at + n])
+        at += n
+    return out
+
+
+class Fragments(unittest.TestCase):
+    """IPv4 fragments of a RoCEv2 datagram (first: offset 0 and More
+    Fragments; middle: both; last: an offset alone) are not RoCEv2 packets
+    and must not be decoded as one, though the first holds the UDP header
+    to port 4791 and a BTH: each is listed as an IPv4 fragment with its
+    offset and flag, and none is an error. The datagram whole, before it
+    is split, is the RoCEv2 READ response it was."""
+
+    FIRST, MIDDLE = 64, 256
+
+    def write_fragments(self, path):
+        gh, recs = records(real("rxe-rocev2-read-write-ecn.pcap"))
+        hdr, frame = max(recs, key=lambda r: len(r[1]))  # a READ response with 1024+ bytes
+        self.assertEqual(frame[12:14], b"\x08\x00")
+        self.assertEqual(frame[20:22], b"\x40\x00")  # DF, offset 0: whole
+        ip_payload = struct.unpack(">H", frame[16:18])[0] - 20
+        frags = fragment(frame, [self.FIRST, self.MIDDLE, ip_payload - self.FIRST - self.MIDDLE])
+        write_pcap(path, gh, [(hdr, frame)] + [
+            (hdr[:8] + struct.pack("<II", len(f), len(f)), f) for f in frags])
+        return frame
+
+    @unittest.skipUnless(shutil.which("tshark"), "tshark is not installed")
+    def test_tshark_sees_the_same_fragments(self):
+        """tshark, not reassembling, sees the same three fragments (MF, and
+        offsets in its 8-byte units). It does hand the first fragment's UDP
+        payload to the InfiniBand dissector, which rdmasim decode rightly
+        does not: that BTH heads a datagram the frame does not hold, and
+        its ICRC is in the last fragment."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "fragments.pcap")
+            self.write_fragments(path)
+            p = subprocess.run(["tshark", "-n", "-r", path, "-o", "ip.defragment:FALSE", "-T", "fields",
+                                "-e", "ip.flags.mf", "-e", "ip.frag_offset", "-e", "infiniband.bth.opcode"],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [line.split("\t") for line in p.stdout.splitlines()]
+        self.assertEqual([r[:2] for r in rows[1:]], [["1", "0"], ["1", str(self.FIRST // 8)],
+                                                      ["0", str((self.FIRST + self.MIDDLE) // 8)]])
+        self.assertEqual([r[2] for r in rows[2:]], ["", ""])
+
+    def test_fragments_are_listed_as_fragments_never_as_rocev2(self):
+        first, middle = self.FIRST, self.MIDDLE
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "fragments.pcap")
+            frame = self.write_fragments(path)
+            rc, out, err = run("--strict", path)
+            lines = out.splitlines()
+            self.assertEqual(len(lines), 4, out + err)
+            self.assertIn("RoCEv2 RC RDMA READ Response", lines[0])
+            for line, (offset, mf) in zip(lines[1:], ((0, " MF"), (first, " MF"), (first + middle, ""))):
+                self.assertNotIn("RoCEv2", line, "a fragment was decoded as RoCEv2")
+                self.assertNotIn("ICRC", line)
+                self.assertIn(f"other IPv4 fragment id=0x{struct.unpack('>H', frame[18:20])[0]:04x} "
+                              f"proto=17 offset={offset}{mf} len=", line)
+            self.assertEqual(rc, 0, "a fragment is no error: " + err)
+            rc, out, err = run("--json", "--strict", path)
+            self.assertEqual(rc, 0, err)
+            objs = [json.loads(x) for x in out.splitlines()]
+        self.assertEqual(len(objs), 4)
+        for o, (offset, flags) in zip(objs[1:], ((0, 1), (first // 8, 1), ((first + middle) // 8, 0))):
+            self.assertEqual(o["proto"], "other")
+            self.assertNotIn("udp", o)
+            self.assertNotIn("bth", o)
+            self.assertNotIn("error", o)
+            self.assertEqual((o["ip"]["frag_offset"], o["ip"]["flags"] & 1), (offset, flags))
+
+
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(default_limit=30)

@@ -18,6 +18,7 @@ import unittest
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from sim_checks import assert_bad_files, assert_set_errors, check  # noqa: E402
+from testlib import main  # noqa: E402
 
 BAD = os.path.join(TOP, "tests", "fabric", "bad")
 EXAMPLES = os.path.join(TOP, "examples")
@@ -51,4 +52,4 @@ class BadFabricFiles(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(0 if unittest.main(exit=False, verbosity=1).result.wasSuccessful() else 1)
+    main(default_limit=30)

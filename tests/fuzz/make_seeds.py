@@ -13,7 +13,11 @@ the files it includes, in fuzz_config.c's framing.
 
 GEN_IWARP, the capture generator of tests/iwarp, adds iWARP captures made
 every way it can (IPv4/IPv6, markers, CRC, MPA revisions, segment layouts,
-mid-stream, reordering, each kind of error) to the pcap and iwarp seeds."""
+mid-stream, reordering, each kind of error) to the pcap and iwarp seeds.
+The environment's GEN_CAPTURES and GEN_IWARP_STORIES, the story writers of
+tests/replay, add the captures the replay tests tell stories with (PSN
+gaps, go-back-N, NAKs, RNR, PFC pauses, CM, iWARP Terminates, ...) to the
+frame, pcap and replay seeds."""
 import glob
 import os
 import re
@@ -146,6 +150,9 @@ def main(top, outdir, gen_iwarp=None):
         for i, args in enumerate(GEN_IWARP_RUNS):
             subprocess.run([gen_iwarp, *args, os.path.join(dirs["captures"], "iwarp%02d.pcap" % i)],
                            check=True)
+    for story_writer in (os.environ.get("GEN_CAPTURES"), os.environ.get("GEN_IWARP_STORIES")):
+        if story_writer:
+            subprocess.run([story_writer, dirs["captures"]], check=True, stdout=subprocess.DEVNULL)
     captures = sorted(glob.glob(os.path.join(top, "pcaps", "**", "*.pcap*"), recursive=True))
     captures += sorted(glob.glob(os.path.join(dirs["captures"], "*.pcap")))
     counts = dict.fromkeys(("frame", "iwarp", "config"), 0)

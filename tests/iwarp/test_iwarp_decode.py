@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 
 FLAGS = [["-c"], ["-m", "-c"], ["-6", "-m"], ["-r", "2", "-m", "-c"], []]
 
@@ -144,4 +146,5 @@ def main():
 
 
 if __name__ == "__main__":
+    script_limit(120)
     sys.exit(main())

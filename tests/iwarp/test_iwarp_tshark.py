@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 
 CASES = [
     ("IPv4, CRC", ["-c"]),
@@ -214,4 +216,5 @@ def main():
 
 
 if __name__ == "__main__":
+    script_limit(300)
     sys.exit(main())

@@ -27,6 +27,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from testlib import main  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 PS = 10**12
 
@@ -406,4 +408,4 @@ class Determinism(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(0 if unittest.main(exit=False, verbosity=1).result.wasSuccessful() else 1)
+    main(default_limit=60)

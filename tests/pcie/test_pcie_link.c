@@ -122,6 +122,13 @@ START_TEST(test_read_latency_and_goodput)
     sim_time_t want = ser(24, rate) + PCIE_DEFAULT_RC_READ_LATENCY + ser(84, rate);
     ck_assert_msg(llabs((long long)done - (long long)want) <= 2, "%llu vs %llu",
                   (unsigned long long)done, (unsigned long long)want);
+    /* a 300-byte read, not a multiple of the MPS: its completion is cut in
+     * ceil(300 / 256) = 2 TLPs, 256 + 20 and 44 + 20 bytes, back to back */
+    sim_time_t t1 = 5 * SIM_US;
+    done = sim__pcie_read(r, cr, t1, t1, 300);
+    want = t1 + ser(24, rate) + PCIE_DEFAULT_RC_READ_LATENCY + ser(300 + 2 * 20, rate);
+    ck_assert_msg(llabs((long long)done - (long long)want) <= 2, "300 bytes: %llu vs %llu",
+                  (unsigned long long)done, (unsigned long long)want);
     /* many large reads: the completions, MPS data and 20 bytes each, fill
      * the link toward the NIC */
     enum { N = 200 };

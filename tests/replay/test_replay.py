@@ -17,6 +17,8 @@ RDMASIM = os.environ["RDMASIM"]
 TOP_SRCDIR = os.environ.get("TOP_SRCDIR", ".")
 TOP_BUILDDIR = os.environ.get("TOP_BUILDDIR", ".")
 REAL = os.path.join(TOP_SRCDIR, "pcaps", "real")
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 PSN_MOD = 1 << 24
 
 failures = []
@@ -500,6 +502,32 @@ def test_timeline(tmp):
     check(paused == 1040000, "timeline: priority 3 paused time adds up (%d)" % paused)
 
 
+def test_sim_capture_gaps(tmp):
+    """A second witness for the PSN gap, from a capture `rdmasim sim`
+    writes: a 64 KiB WRITE is 16 request packets (MTU 4096) and one ACK on
+    the requester's port. With request packet 5 cut out, replay must see a
+    gap of exactly one PSN (5 to 5) between frames 5 and 6 of the new file;
+    with packets 9 and 10 cut out as well, a second gap of two."""
+    sys.path.insert(0, os.path.join(TOP_SRCDIR, "tests"))
+    from testlib import pcap_records, write_pcap
+    cfg = os.path.join(tmp, "gap.yaml")
+    with open(cfg, "w") as f:
+        f.write("payload: none\ntopology: {hosts: [a, b], links: [{a: a, b: b}]}\ntrace: [a]\n"
+                "workload: {messages: [{src: a, dst: b, op: write, size: 64KiB}]}\n")
+    out = os.path.join(tmp, "gap-out")
+    run([RDMASIM, "sim", cfg, "--out", out, "--quiet"])
+    recs = pcap_records(os.path.join(out, "pcap", "a-0.pcap"))
+    check(len(recs) == 17, "sim capture: 16 requests and an ACK (%d frames)" % len(recs))
+    first_psn = int.from_bytes(recs[0][1][51:54], "big")
+    for cut, want in (([5], [(5, 5, 1, [5, 6])]), ([5, 9, 10], [(5, 5, 1, [5, 6]), (9, 10, 2, [8, 9])])):
+        path = os.path.join(tmp, "gap-%d.pcap" % len(cut))
+        write_pcap(path, [r for i, r in enumerate(recs) if i not in cut])
+        gaps = [a for a in replay(path)["anomalies"] if a["kind"] == "PSN gap"]
+        got = [(e["psn"] - first_psn, e["psn_end"] - first_psn, e["value"], e["frames"][:2])
+               for a in gaps for e in a["events"]]
+        check(got == want, "sim capture without request packets %s: PSN gaps %s, want %s" % (cut, got, want))
+
+
 def main():
     for name in ("rxe-rocev2-read-write-ecn.pcap", "rxe-rocev2-write-read-arp.pcap"):
         test_rxe_write_read(name)
@@ -511,9 +539,11 @@ def main():
         test_iwarp(tmp)
         test_usage(tmp)
         test_timeline(tmp)
+        test_sim_capture_gaps(tmp)
     if failures:
         sys.exit("%d checks failed" % len(failures))
     print("all replay checks passed")
 
 
+script_limit(120)
 main()

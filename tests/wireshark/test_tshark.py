@@ -31,6 +31,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Callable
+sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+from testlib import script_limit  # noqa: E402
 
 SKIP = 77
 HARD_ERROR = 99
@@ -759,4 +761,5 @@ def main():
 
 
 if __name__ == "__main__":
+    script_limit(300)
     sys.exit(main())
