@@ -1,8 +1,9 @@
 """What the simulator's tests share: `rdmasim sim --check` on a file, the
 loader run in one process over many cases (tests/sim/check_configs), the
 expectation a bad file states in its first line, the two checks made on
-whole directories of bad files and on lists of bad --set overrides, and
-the bytes of every file a run wrote.
+whole directories of bad files and on lists of bad --set overrides, the
+bytes of every file a run wrote, and running a configuration and reading
+its summary.json and CSV files.
 
 The checks of many cases load them all in one check_configs process,
 which calls the loader exactly as `rdmasim sim --check` does and prints
@@ -14,9 +15,13 @@ A bad file starts with
 where the column is where TOKEN first occurs on that line of the file (an
 empty TOKEN means column 1), FILE names an included file when the error lies
 there, and MESSAGE begins the text after the position."""
+import csv
 import glob
+import json
 import os
 import subprocess
+
+from testlib import seconds
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 CHECK_CONFIGS = os.path.join(os.environ.get("TOP_BUILDDIR", "."), "tests", "sim", "check_configs")
@@ -123,3 +128,31 @@ def output_files(out):
             with open(path, "rb") as f:
                 files[os.path.relpath(path, out)] = f.read()
     return files
+
+
+def run_sim(config, out, *args, check=True, timeout=120):
+    """rdmasim sim CONFIG --out OUT --quiet ARGS; with check, a failure
+    raises with the program's stderr. timeout is in seconds, scaled."""
+    p = subprocess.run([RDMASIM, "sim", config, "--out", out, "--quiet", *args],
+                       capture_output=True, text=True, timeout=seconds(timeout))
+    if check and p.returncode != 0:
+        raise AssertionError(f"rdmasim sim {config} {args}: {p.returncode}\n{p.stderr}")
+    return p
+
+
+def write_config(tmp, text, name="c.yaml"):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def summary(out):
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def table(out, name):
+    """The rows of a CSV output as dictionaries."""
+    with open(os.path.join(out, name)) as f:
+        return list(csv.DictReader(f))

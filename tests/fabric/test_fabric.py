@@ -14,9 +14,7 @@ formulas they restate, never from an earlier run:
   - RED marks nothing below kmin and everything above kmax, whose defaults
     scale 5 KB and 200 KB at 40 Gb/s with the port's rate."""
 import collections
-import csv
 import glob
-import json
 import os
 import shutil
 import struct
@@ -28,7 +26,7 @@ import unittest
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
-from sim_checks import output_files  # noqa: E402
+from sim_checks import output_files, run_sim, summary, table, write_config  # noqa: E402
 from testlib import main, pcap_records, seconds  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
@@ -47,31 +45,6 @@ def headroom(rate, delay_ps, mtu, latency_ps=300_000):
 
 def quantum_ps(rate):
     return -(-512 * PS // rate)
-
-
-def run_sim(config, out, *args, check=True):
-    p = subprocess.run([RDMASIM, "sim", config, "--out", out, "--quiet", *args],
-                       capture_output=True, text=True, timeout=seconds(120))
-    if check and p.returncode != 0:
-        raise AssertionError(f"rdmasim sim {config} {args}: {p.returncode}\n{p.stderr}")
-    return p
-
-
-def write_config(tmp, text, name="c.yaml"):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def summary(out):
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
-
-
-def table(out, name):
-    with open(os.path.join(out, name)) as f:
-        return list(csv.DictReader(f))
 
 
 def pfc_frame(f):

@@ -24,7 +24,6 @@ rates.csv, messages.csv).
 """
 import glob
 import collections
-import csv
 import json
 import os
 import shutil
@@ -36,33 +35,17 @@ import unittest
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 EXAMPLES = os.path.join(TOP, "examples")
-PS = 10**12
-MS = 10**9  # picoseconds
+sys.path.insert(0, os.path.join(TOP, "tests"))
+import sim_checks  # noqa: E402
+from sim_checks import summary, table, write_config  # noqa: E402
+from testlib import main, seconds  # noqa: E402
 
 
 def run_sim(config, out, *args, check=True):
-    p = subprocess.run([RDMASIM, "sim", config, "--out", out, "--quiet", *args],
-                       capture_output=True, text=True, timeout=900)
-    if check and p.returncode != 0:
-        raise AssertionError(f"rdmasim sim {config} {args}: {p.returncode}\n{p.stderr}")
-    return p
-
-
-def write_config(tmp, text, name="c.yaml"):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def summary(out):
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
-
-
-def table(out, name):
-    with open(os.path.join(out, name)) as f:
-        return list(csv.DictReader(f))
+    """As sim_checks.run_sim, with room for the 8-flow and fat-tree runs."""
+    return sim_checks.run_sim(config, out, *args, check=check, timeout=900)
+PS = 10**12
+MS = 10**9  # picoseconds
 
 
 def jain(xs):
@@ -292,7 +275,7 @@ class Timers(unittest.TestCase):
             run_sim(cfg, os.path.join(tmp, "default"))
             p = run_sim(cfg, os.path.join(tmp, "short"), "--set", "nic.timeout=500us")
             p2 = subprocess.run([RDMASIM, "sim", cfg, "--set", "nic.timeout=500us"],
-                                capture_output=True, text=True, timeout=600)
+                                capture_output=True, text=True, timeout=seconds(600))
             d, s = summary(os.path.join(tmp, "default")), summary(os.path.join(tmp, "short"))
         self.assertEqual(p.returncode, 0)
         self.assertEqual(d["config"]["nic"]["timeout"], "67108864ns")
@@ -505,16 +488,15 @@ workload:
         self.assertEqual(runs[0], runs[500])
 
     def test_bad_values_are_refused(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            for key, value, msg in (("topology.switch_defaults.forwarding", "wormhole",
-                                     "switch forwarding: 'wormhole' is not one of cut-through, store-and-forward"),
-                                    ("topology.switch_defaults.latency", "2ms",
-                                     "switch latency: must lie between 0 and 1ms"),
-                                    ("nic.tx_latency", "5ms", "nic tx_latency: must lie between 0 and 1ms")):
-                p = subprocess.run([RDMASIM, "sim", "--check", os.path.join(EXAMPLES, "write-one-link.yaml"),
-                                    "--set", f"{key}={value}"], capture_output=True, text=True)
-                self.assertEqual(p.returncode, 2)
-                self.assertIn(msg, p.stderr)
+        for key, value, msg in (("topology.switch_defaults.forwarding", "wormhole",
+                                 "switch forwarding: 'wormhole' is not one of cut-through, store-and-forward"),
+                                ("topology.switch_defaults.latency", "2ms",
+                                 "switch latency: must lie between 0 and 1ms"),
+                                ("nic.tx_latency", "5ms", "nic tx_latency: must lie between 0 and 1ms")):
+            p = subprocess.run([RDMASIM, "sim", "--check", os.path.join(EXAMPLES, "write-one-link.yaml"),
+                                "--set", f"{key}={value}"], capture_output=True, text=True, timeout=seconds(60))
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(msg, p.stderr)
 
 
 class Sanity(unittest.TestCase):
@@ -572,4 +554,4 @@ workload:
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main(default_limit=900)

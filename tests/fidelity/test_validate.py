@@ -11,6 +11,8 @@ import unittest
 
 RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from testlib import main, seconds  # noqa: E402
 
 
 class Validate(unittest.TestCase):
@@ -19,7 +21,7 @@ class Validate(unittest.TestCase):
             out = os.path.join(tmp, "validation.md")
             p = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "validate.py"),
                                 "--rdmasim", RDMASIM, "--out", out, "--analytic-only"],
-                               capture_output=True, text=True, timeout=1800)
+                               capture_output=True, text=True, timeout=seconds(1800))
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             with open(out) as f:
                 report = f.read()
@@ -32,4 +34,4 @@ class Validate(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main(default_limit=1800)
