@@ -10,6 +10,10 @@ million ended in "out of memory" with no report; one PFC frame with
 proportion to what it walked, and replay follows at most as many flows as
 --max-memory (default 1GiB, about 4 KiB a flow) holds, then says so; a
 timeline that would pass --timeline-max (default 1GiB) stops the run.
+
+Before: 20,000 request QPs and 20,000 distinct ACK flows answering none of
+them took 12.8 s (each new ACK flow walked every requester); now 0.5 s:
+searches between two hosts with many flows share a budget earned per frame.
 """
 import json
 import os
@@ -27,6 +31,10 @@ def main():
         p = gen(tmp, "ackpair", 80000)
         rc, *_ = run("replay", p)
         check("replay of 80k requesters and one stray ACK flow exits 0", rc == 0, str(rc))
+
+        p = gen(tmp, "ackflows", 20000)
+        rc, dt, *_ = run("replay", p, limit_s=3.0)
+        check("replay of 20k requesters and 20k stray ACK flows exits 0", rc == 0, str(rc))
 
         p = gen(tmp, "qps", 1000000)
         rc, _, _, err = run("replay", p, limit_mb=1024)
