@@ -66,10 +66,13 @@ static void usage(FILE *f)
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
             "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
-            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): a\n"
-            "                     run whose timeline would grow past it (a short\n"
-            "                     --interval over a long capture or a long PFC pause)\n"
-            "                     stops with an error and leaves no CSV\n"
+            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): an\n"
+            "                     --interval giving more than SIZE/48 intervals over the\n"
+            "                     capture's span (first to latest timestamp, read in a\n"
+            "                     pass over the records first) is refused up front; a\n"
+            "                     run whose timeline still grows past it (a long PFC\n"
+            "                     pause at a low --link-speed) stops with an error;\n"
+            "                     neither leaves a CSV\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
             "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
             "                     400Gbps; a bare number is Gb/s)\n"
@@ -404,6 +407,47 @@ static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
     return ok;
 }
 
+/* The smallest a timeline row can be (a PFC row with one-digit numbers is
+ * 68 octets, a flow row between two IPv4 addresses more). */
+#define TIMELINE_ROW_MIN 48u
+
+/* Refuse up front a timeline that --timeline-max cannot hold: the rule is
+ * one row per --interval over the capture's span, from its first timestamp
+ * to its latest, read in a pass over the records alone (nothing decoded).
+ * Standard input and other files that cannot be read twice are not checked
+ * here; the limit is enforced while writing in any case. */
+static bool timeline_fits(const struct replay_opts *o, const char *path)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return true;
+    char errbuf[PCAP_ERRBUF_SIZE];
+    struct rdma_capture cap;
+    if (!rdma_capture_open(&cap, path, errbuf, sizeof errbuf))
+        return true; /* the main pass says why */
+    struct rdma_capture_frame fr;
+    bool any = false;
+    int64_t t0 = 0, last = 0;
+    while (rdma_capture_next(&cap, &fr) == 1) {
+        int64_t t = fr.sec * 1000000000 + fr.nsec; /* seconds are 32 bits wide: no overflow */
+        if (!any)
+            t0 = last = t;
+        any = true;
+        if (t > last)
+            last = t;
+    }
+    rdma_capture_close(&cap);
+    uint64_t span = (uint64_t)(last - t0), intervals = span / o->interval_ns + 1;
+    if (intervals <= o->timeline_max / TIMELINE_ROW_MIN)
+        return true;
+    fprintf(stderr,
+            "rdmasim replay: %s: the capture spans %" PRIu64 " ns, %" PRIu64 " intervals of %" PRIu64
+            " ns: a timeline of one row per interval would take more than --timeline-max (%" PRIu64
+            " bytes); give a longer --interval\n",
+            o->timeline, span, intervals, o->interval_ns, o->timeline_max);
+    return false;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP,
@@ -425,6 +469,10 @@ int cmd_replay(int argc, char **argv)
                 "rdmasim replay: %s: link type %d (%s) is not supported; supported are "
                 "EN10MB, LINUX_SLL, LINUX_SLL2, INFINIBAND and ERF\n",
                 r.path, cap.linktype, name ? name : "unknown");
+        rdma_capture_close(&cap);
+        return EXIT_USAGE;
+    }
+    if (opts.timeline && !timeline_fits(&opts, r.path)) {
         rdma_capture_close(&cap);
         return EXIT_USAGE;
     }

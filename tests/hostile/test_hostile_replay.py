@@ -61,6 +61,20 @@ def main():
         check("a timeline past --timeline-max is an error", r.returncode == 2 and "--timeline-max" in r.stderr,
               r.stderr)
         check("and leaves no CSV, no CSV.tmp", not os.path.exists(csv) and not os.path.exists(csv + ".tmp"))
+
+        # 2000 frames over 2 ms: at 1ns that is 2M intervals, more than
+        # 1MiB/48; refused before anything is written (it used to run)
+        sa = gen(tmp, "sendack", 1000)
+        r = subprocess.run([os.environ["RDMASIM"], "replay", "--timeline", csv, "--interval", "1ns",
+                            "--timeline-max", "1MiB", sa], capture_output=True, text=True, timeout=60)
+        check("an --interval too short for the capture's span is refused up front",
+              r.returncode == 2 and r.stdout == "" and "--timeline-max" in r.stderr
+              and "1999001 intervals" in r.stderr and len(r.stderr.splitlines()) == 1, f"{r.returncode} {r.stderr}")
+        check("and leaves no CSV, no CSV.tmp", not os.path.exists(csv) and not os.path.exists(csv + ".tmp"))
+        r = subprocess.run([os.environ["RDMASIM"], "replay", "--timeline", csv, "--interval", "1us",
+                            "--timeline-max", "1MiB", sa], capture_output=True, text=True, timeout=60)
+        check("at 1us the same capture's timeline is written", r.returncode == 0 and os.path.exists(csv),
+              r.stderr)
     print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
     return 1 if streams.failed else 0
 
