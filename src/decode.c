@@ -44,7 +44,8 @@
 
 #define OUT_BUFFER (1u << 20)
 /* A file name (at most PATH_MAX, 4096 bytes, or it would not open) as a
- * JSON string: six bytes an escaped byte, and the quotes. Never cut. */
+ * JSON string: six bytes an escaped byte, and the quotes; in the text
+ * header, four an escaped byte. Never cut. */
 #define FILE_TEXT_MAX (6 * 4096 + 2)
 #define LINE_MAX_BYTES (16384 + FILE_TEXT_MAX)
 #define CHUNK_FRAMES 2048
@@ -87,6 +88,30 @@ static char *sink_line(struct sink *s)
     if (OUT_BUFFER - s->len < LINE_MAX_BYTES)
         sink_flush(s);
     return s->buf + s->len;
+}
+
+/* "==> NAME <==" before each file's lines when several are given, as
+ * head(1) writes it, with control characters (and DEL and the backslash,
+ * so that the escape is unambiguous) as \xNN: a name cannot move the
+ * cursor, clear the screen or end the line. At most 4 * 4096 + 9 bytes. */
+static size_t header_line(char *p, const char *path)
+{
+    static const char hex[] = "0123456789abcdef";
+    memcpy(p, "==> ", 4);
+    size_t n = 4;
+    /* a name that opened is shorter than PATH_MAX: the bound never cuts it */
+    for (const unsigned char *s = (const unsigned char *)path; *s && n + 4 + 5 < LINE_MAX_BYTES; s++) {
+        if (*s < 0x20 || *s == 0x7f || *s == '\\') {
+            p[n++] = '\\';
+            p[n++] = 'x';
+            p[n++] = hex[*s >> 4];
+            p[n++] = hex[*s & 15];
+        } else {
+            p[n++] = (char)*s;
+        }
+    }
+    memcpy(p + n, " <==\n", 5);
+    return n + 5;
 }
 
 /* n bytes in order after what the sink holds: small pieces join it, large
@@ -701,7 +726,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     rdma_capture_hold(&cap);
     if (name_files && !opts->json) {
         char *p = sink_line(out);
-        out->len += (size_t)snprintf(p, LINE_MAX_BYTES, "==> %s <==\n", path);
+        out->len += header_line(p, path);
     }
     /* cf is always the next frame, read ahead: a chunk knows whether it is
      * the last. */
