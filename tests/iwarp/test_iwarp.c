@@ -667,7 +667,7 @@ START_TEST(stream_aged_out_and_held_octets)
 {
     struct harness h;
     harness_init(&h);
-    struct rdma_iwarp_limits lim = {1, 0};
+    struct rdma_iwarp_limits lim = {1, 0, 0};
     rdma_iwarp_stream_set_limits(h.s, &lim);
     mpa_handshake(&h, false, true);
     /* a SYN of another connection, from a third address */
@@ -719,6 +719,65 @@ START_TEST(stream_aged_out_and_held_octets)
         ck_assert_str_eq(last.reason, want);
     }
     ck_assert_uint_eq(errors, 1);
+    rdma_iwarp_stream_free(h.s);
+}
+END_TEST
+
+/* A connection without a segment for longer than idle_ns of capture time
+ * ages out as one past max_conns does, and says which; one that is active
+ * stays (before: only the count aged connections out). */
+START_TEST(stream_aged_out_idle)
+{
+    struct harness h;
+    harness_init(&h);
+    struct rdma_iwarp_limits lim = {0, 0, 5000};
+    rdma_iwarp_stream_set_limits(h.s, &lim);
+    rdma_iwarp_stream_set_time(h.s, 1000000);
+    mpa_handshake(&h, false, true);
+    rdma_iwarp_stream_set_time(h.s, 1004000); /* 4 us later: still in time */
+    send_seg(&h, 0, 0, NULL, 0);
+    struct rdma_iwarp_stats st;
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.conns, 1);
+    ck_assert_uint_eq(st.aged_idle, 0);
+    /* a SYN of another connection 5.001 us after the last segment */
+    rdma_iwarp_stream_set_time(h.s, 1009001);
+    rdma_iwarp_stream_set_time(h.s, 1000000); /* time does not go back */
+    struct rdma_pkt pkt, d;
+    struct rdma_tcp tcp;
+    static uint8_t frame[128];
+    size_t n;
+    const uint8_t other[4] = {10, 9, 9, 9};
+    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h.side[1].ip, 7777, 80);
+    tcp.flags = RDMA_TCP_SYN;
+    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
+    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    ck_assert(rdma_iwarp_next(h.s, &pdu));
+    ck_assert(pdu.aged);
+    ck_assert_str_eq(pdu.reason,
+                     "connection aged out, 0 octets held dropped (no segment for more than 5000 ns of capture time)");
+    ck_assert(!rdma_iwarp_next(h.s, &pdu));
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.aged_idle, 1);
+    ck_assert_uint_eq(st.aged_out, 0);
+    ck_assert_uint_eq(st.conns, 1);
+    rdma_iwarp_stream_free(h.s);
+
+    /* RDMA_IWARP_NEVER: an hour idle is nothing */
+    harness_init(&h);
+    lim.idle_ns = RDMA_IWARP_NEVER;
+    rdma_iwarp_stream_set_limits(h.s, &lim);
+    mpa_handshake(&h, false, true);
+    rdma_iwarp_stream_set_time(h.s, UINT64_C(3600000000000));
+    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    ck_assert(!rdma_iwarp_next(h.s, &pdu));
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.conns, 2);
     rdma_iwarp_stream_free(h.s);
 }
 END_TEST
@@ -877,6 +936,7 @@ static Suite *iwarp_suite(void)
     tcase_add_test(r, stream_gap_without_markers);
     tcase_add_test(r, stream_aged_out_and_held_octets);
     tcase_add_test(r, tcp_behind_ipv6_extension_headers);
+    tcase_add_test(r, stream_aged_out_idle);
     suite_add_tcase(s, r);
     return s;
 }
