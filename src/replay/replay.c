@@ -65,7 +65,7 @@ static void usage(FILE *f)
             "                     Written as CSV.tmp and renamed to CSV once the capture\n"
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
-            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
+            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s, min)\n"
             "  --timeline-max SIZE  the most the timeline may take (default 1GiB): an\n"
             "                     --interval giving more than SIZE/48 intervals over the\n"
             "                     capture's span (first to latest timestamp, read in a\n"
@@ -84,6 +84,13 @@ static void usage(FILE *f)
             "                     direction). Past it, new flows are not followed: the\n"
             "                     report covers the others and says how many frames\n"
             "                     were left out\n"
+            "  --max-connections N  iWARP: TCP connections reassembled at once (default\n"
+            "                     as many as half the flows --max-memory holds); past\n"
+            "                     it the least recently active one ages out\n"
+            "  --idle-timeout DUR iWARP: a TCP connection without a segment for longer\n"
+            "                     than DUR of capture time ages out (default 10min;\n"
+            "                     units ns, us, ms, s, min; or never); an iWARP\n"
+            "                     connection that ages out is a bad-frame anomaly\n"
             "  -h, --help         this text\n"
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
@@ -92,28 +99,6 @@ static void usage(FILE *f)
             "Exit status: 0 report written; 2 usage error, unreadable file, out of\n"
             "memory, or a file damaged part-way (named, with the frame; the report\n"
             "covers the frames before the damage).\n");
-}
-
-/* "100us" -> 100000. A bare number is nanoseconds. */
-static bool parse_duration(const char *s, uint64_t *ns)
-{
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return false;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit)) {
-            if (v > UINT64_MAX / units[i].mul)
-                return false;
-            *ns = v * units[i].mul;
-            return *ns > 0;
-        }
-    return false;
 }
 
 /* "512MiB", "4GiB", "1000000" (bytes); KB, MB, GB, TB are powers of 1000. */
@@ -178,6 +163,8 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {"rocev2-port", required_argument, 0, 'p'},
         {"max-memory", required_argument, 0, 'm'},
         {"timeline-max", required_argument, 0, 'T'},
+        {"max-connections", required_argument, 0, 'C'},
+        {"idle-timeout", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -194,7 +181,7 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
             o->timeline = optarg;
             break;
         case 'i':
-            if (!parse_duration(optarg, &o->interval_ns)) {
+            if (!cli_parse_duration(optarg, &o->interval_ns)) {
                 fprintf(stderr, "rdmasim replay: --interval: '%s' is not a duration (e.g. 100us, 1ms)\n", optarg);
                 return EXIT_USAGE;
             }
@@ -215,6 +202,21 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'T':
             if (!parse_size(optarg, &o->timeline_max)) {
                 fprintf(stderr, "rdmasim replay: --timeline-max: '%s' is not a size of at least 4KiB (e.g. 64MiB)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'C':
+            if (!cli_parse_count(optarg, 1, (uint64_t)1 << 32, &o->max_conns)) {
+                fprintf(stderr, "rdmasim replay: --max-connections: '%s' is not a count (1-4294967296)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'I':
+            if (!strcmp(optarg, "never"))
+                o->idle_ns = RDMA_IWARP_NEVER;
+            else if (!cli_parse_duration(optarg, &o->idle_ns)) {
+                fprintf(stderr, "rdmasim replay: --idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -488,7 +490,8 @@ int cmd_replay(int argc, char **argv)
     if (timeline_tmp)
         remove_on_signal(timeline_tmp);
     struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns,
-                                      .max_memory = opts.max_memory};
+                                      .max_memory = opts.max_memory, .max_conns = opts.max_conns,
+                                      .idle_ns = opts.idle_ns};
     struct rdma_replay_callbacks cb = {.ctx = &r, .message = on_message};
     if (r.timeline) {
         cb.flow_interval = timeline_flow_row;
