@@ -16,6 +16,7 @@
 #include "checksum.h"
 #include "cursor.h"
 #include "fields.h"
+#include "ipv6_ext.h"
 
 #define ICRC_LEN 4
 #define VCRC_LEN 2
@@ -243,14 +244,6 @@ static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct
     return decode_udp(cfg, c, pkt, at, end, 0);
 }
 
-/* IPv6 extension headers that may stand before UDP (RFC 8200 4.1): Hop-by-
- * Hop Options, Routing, Fragment (only an atomic one, offset 0 and no more
- * fragments: anything else is not a whole datagram), Destination Options
- * and the Authentication Header. At most this many are walked, as tshark
- * does not stop at any number the wire allows. */
-#define IPV6_EXT_MAX 8
-enum { IP6_HOPOPT = 0, IP6_ROUTING = 43, IP6_FRAGMENT = 44, IP6_AH = 51, IP6_DSTOPTS = 60 };
-
 static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct cursor *c,
                                     struct rdma_pkt *pkt)
 {
@@ -264,24 +257,17 @@ static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct
         return fail(pkt, RDMA_MALFORMED, "IPv6 payload length exceeds the frame");
     uint8_t nxt = pkt->ipv6.nxt;
     size_t ext_at = c->pos;
-    for (unsigned i = 0; i < IPV6_EXT_MAX && nxt != IP_PROTO_UDP; i++) {
-        if (nxt != IP6_HOPOPT && nxt != IP6_ROUTING && nxt != IP6_FRAGMENT && nxt != IP6_AH && nxt != IP6_DSTOPTS)
-            return (enum rdma_status)pkt->status;
-        const uint8_t *h = take(c, 2);
-        if (!h)
-            return truncated(pkt, "IPv6 extension header");
-        size_t len = nxt == IP6_FRAGMENT ? 8 : nxt == IP6_AH ? ((size_t)h[1] + 2) * 4 : ((size_t)h[1] + 1) * 8;
-        if (c->pos - 2 + len > end)
-            return fail(pkt, RDMA_MALFORMED, "IPv6 extension header runs past the payload length");
-        const uint8_t *rest = take(c, len - 2);
-        if (!rest)
-            return truncated(pkt, "IPv6 extension header");
-        if (nxt == IP6_FRAGMENT && (rdma_get_be16(rest) & 0xfff9))
-            return (enum rdma_status)pkt->status; /* a fragment: offset or M set */
-        nxt = h[0];
-    }
-    if (nxt != IP_PROTO_UDP)
+    /* extension headers before UDP (ipv6_ext.h) */
+    switch (ipv6_ext_walk(c, end, &nxt, IP_PROTO_UDP)) {
+    case IPV6_EXT_OK:
+        break;
+    case IPV6_EXT_OTHER:
         return (enum rdma_status)pkt->status;
+    case IPV6_EXT_TRUNCATED:
+        return truncated(pkt, "IPv6 extension header");
+    case IPV6_EXT_MALFORMED:
+        return fail(pkt, RDMA_MALFORMED, "IPv6 extension header runs past the payload length");
+    }
     return decode_udp(cfg, c, pkt, at, end, c->pos - ext_at);
 }
 

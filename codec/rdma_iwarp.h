@@ -445,24 +445,34 @@ void rdma_iwarp_stream_free(struct rdma_iwarp_stream *s);
 
 /* What a stream decoder may hold, whatever the capture. Past max_conns
  * connections the least recently active one ages out (an MPA connection
- * with an error PDU whose `aged` is set, plain TCP only counted); past
- * max_bytes octets held by all directions together (partial PDUs and
- * out-of-order octets, about 1.13 bytes of memory per octet held out of
- * order), the direction asking for more stops being followed and says so.
- * A connection costs about 400 bytes besides what it holds. Zero keeps
- * the default. */
+ * with an error PDU whose `aged` is set, plain TCP only counted), and so
+ * does a connection without a segment for more than idle_ns of capture
+ * time (see rdma_iwarp_stream_set_time); past max_bytes octets held by all
+ * directions together (partial PDUs and out-of-order octets, about 1.13
+ * bytes of memory per octet held out of order), the direction asking for
+ * more stops being followed and says so. A connection costs about 400
+ * bytes besides what it holds. Zero keeps the default; idle_ns
+ * RDMA_IWARP_NEVER turns the idle age-out off. */
 #define RDMA_IWARP_DEFAULT_MAX_CONNS ((size_t)1 << 17)
 #define RDMA_IWARP_DEFAULT_MAX_BYTES ((size_t)256 << 20)
+#define RDMA_IWARP_DEFAULT_IDLE_NS (UINT64_C(600) * 1000000000) /* ten minutes */
+#define RDMA_IWARP_NEVER UINT64_MAX
 struct rdma_iwarp_limits {
     size_t max_conns;
     size_t max_bytes;
+    uint64_t idle_ns;
 };
 void rdma_iwarp_stream_set_limits(struct rdma_iwarp_stream *s, const struct rdma_iwarp_limits *lim);
+/* The capture time of the frames fed from now on, in nanoseconds from any
+ * origin; a time earlier than one given before counts as that one. Until
+ * it is given, time stands still and nothing ages out for being idle. */
+void rdma_iwarp_stream_set_time(struct rdma_iwarp_stream *s, uint64_t t_ns);
 
 struct rdma_iwarp_stats {
     size_t conns;          /* tracked now */
     size_t bytes_held;     /* now */
     uint64_t aged_out;     /* connections that left the table to make room */
+    uint64_t aged_idle;    /* connections that left it after idle_ns without a segment */
     uint64_t refused;      /* connections not tracked: memory ran out */
     uint64_t over_budget;  /* times a direction was refused octets by max_bytes */
     uint64_t conflicts;    /* segments whose octets differ from those already seen */

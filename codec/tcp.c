@@ -5,13 +5,14 @@
  *
  * rdma_decode() stops at the IP layer for anything but UDP; where the TCP
  * header starts follows from the headers it decoded: the link header, the
- * VLAN tags and the IP header length.
+ * VLAN tags and the IP header length, or for IPv6 its extension headers.
  */
 #include <string.h>
 
 #include "checksum.h"
 #include "cursor.h"
 #include "fields.h"
+#include "ipv6_ext.h"
 #include "rdma_iwarp.h"
 
 #define TCP_HDR_LEN 20
@@ -48,10 +49,15 @@ bool rdma_tcp_decode(const struct rdma_pkt *pkt, const uint8_t *frame, struct rd
         l4 = l3 + hlen;
         l4_len = pkt->ip.len - hlen;
     } else if (pkt->present & RDMA_HDR_IPV6) {
-        if (pkt->ipv6.nxt != RDMA_IP_PROTO_TCP)
+        /* TCP may stand behind extension headers, as UDP may (ipv6_ext.h) */
+        size_t ip6_end = l3 + RDMA_HDR_SIZE_IPV6 + pkt->ipv6.plen;
+        struct cursor x = {frame, l3 + RDMA_HDR_SIZE_IPV6,
+                           pkt->frame_len < ip6_end ? pkt->frame_len : ip6_end, ip6_end};
+        uint8_t nxt = pkt->ipv6.nxt;
+        if (ipv6_ext_walk(&x, ip6_end, &nxt, RDMA_IP_PROTO_TCP) != IPV6_EXT_OK)
             return false;
-        l4 = l3 + RDMA_HDR_SIZE_IPV6;
-        l4_len = pkt->ipv6.plen;
+        l4 = x.pos;
+        l4_len = ip6_end - x.pos;
     } else {
         return false;
     }

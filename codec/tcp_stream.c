@@ -19,7 +19,9 @@
  * Bounds, whatever the capture: connections live in a hash table that
  * doubles as they are added (O(1) lookup) and in a list by last activity;
  * past max_conns the least recently active connection ages out (reported
- * when it was MPA or held octets, counted otherwise). All octets held by
+ * when it was MPA or held octets, counted otherwise), and so does one
+ * without a segment for longer than idle_ns of capture time: the list by
+ * activity is also by time, so that is a look at its oldest per frame. All octets held by
  * all connections together stay under max_bytes: past it, the direction
  * that asks for more loses what it holds and the loss is reported.
  * rdma_iwarp_finish() walks the connections once.
@@ -72,12 +74,14 @@ struct conn {
     struct conn *next;              /* hash chain */
     struct conn *older, *newer;     /* by last activity */
     uint64_t last_frame;
+    uint64_t last_t;   /* capture time of its last segment */
     uint8_t key[ADDR_KEY_MAX];
     uint8_t keylen;
     bool mpa;     /* recognized from its Request/Reply or its markers */
     bool noted;   /* "no MPA handshake seen" already reported */
     bool have_req;
     bool closing;
+    bool idle;    /* aged out for being idle, not for room */
     uint8_t req_m, req_c;
     struct dir d[2]; /* d[0] leaves the endpoint whose address and port sort first */
 };
@@ -93,7 +97,8 @@ struct rdma_iwarp_stream {
     size_t bytes;          /* held by all directions: buffers and rings */
     struct rdma_iwarp_limits lim;
     struct rdma_iwarp_stats st;
-    char reason[128];      /* a reason with numbers in it, valid until the next call */
+    uint64_t now;          /* capture time (rdma_iwarp_stream_set_time) */
+    char reason[160];      /* a reason with numbers in it, valid until the next call */
     struct conn *cur;      /* connection of the frame being fed */
     unsigned cur_dir;
     bool other_pending;    /* the handshake completed: the other direction may parse */
@@ -122,7 +127,14 @@ struct rdma_iwarp_stream *rdma_iwarp_stream_new(void)
     s->nbuckets = MIN_BUCKETS;
     s->lim.max_conns = RDMA_IWARP_DEFAULT_MAX_CONNS;
     s->lim.max_bytes = RDMA_IWARP_DEFAULT_MAX_BYTES;
+    s->lim.idle_ns = RDMA_IWARP_DEFAULT_IDLE_NS;
     return s;
+}
+
+void rdma_iwarp_stream_set_time(struct rdma_iwarp_stream *s, uint64_t t_ns)
+{
+    if (t_ns > s->now)
+        s->now = t_ns;
 }
 
 void rdma_iwarp_stream_set_limits(struct rdma_iwarp_stream *s, const struct rdma_iwarp_limits *lim)
@@ -132,6 +144,8 @@ void rdma_iwarp_stream_set_limits(struct rdma_iwarp_stream *s, const struct rdma
         s->lim.max_conns = RDMA_IWARP_DEFAULT_MAX_CONNS;
     if (!s->lim.max_bytes)
         s->lim.max_bytes = RDMA_IWARP_DEFAULT_MAX_BYTES;
+    if (!s->lim.idle_ns)
+        s->lim.idle_ns = RDMA_IWARP_DEFAULT_IDLE_NS;
 }
 
 void rdma_iwarp_stream_stats(const struct rdma_iwarp_stream *s, struct rdma_iwarp_stats *st)
@@ -281,13 +295,18 @@ static void conn_remove(struct rdma_iwarp_stream *s, struct conn *c)
     conn_free(s, c);
 }
 
-/* The least recently active connection leaves the table: reported when it
- * was MPA, else only counted (plain TCP is not ours to report). */
-static void age_out_oldest(struct rdma_iwarp_stream *s)
+/* The least recently active connection leaves the table, for room or for
+ * being idle: reported when it was MPA, else only counted (plain TCP is
+ * not ours to report). */
+static void age_out_oldest(struct rdma_iwarp_stream *s, bool idle)
 {
     struct conn *c = s->oldest;
     conn_unlink(s, c);
-    s->st.aged_out++;
+    if (idle)
+        s->st.aged_idle++;
+    else
+        s->st.aged_out++;
+    c->idle = idle;
     if (c->mpa) {
         c->next = s->aged;
         s->aged = c;
@@ -323,6 +342,7 @@ static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, s
     for (struct conn *c = s->bucket[h]; c; c = c->next) {
         if (c->keylen == n && !memcmp(c->key, key, n)) {
             c->last_frame = s->frame;
+            c->last_t = s->now;
             if (s->newest != c) {
                 lru_unlink(s, c);
                 lru_append(s, c);
@@ -333,7 +353,7 @@ static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, s
     if (!create)
         return 0;
     while (s->nconns >= s->lim.max_conns && s->oldest)
-        age_out_oldest(s);
+        age_out_oldest(s, false);
     if (s->nconns >= s->nbuckets) {
         grow_table(s);
         h = key_hash(s, key, n);
@@ -346,6 +366,7 @@ static struct conn *conn_find(struct rdma_iwarp_stream *s, const uint8_t *key, s
     memcpy(c->key, key, n);
     c->keylen = (uint8_t)n;
     c->last_frame = s->frame;
+    c->last_t = s->now;
     c->next = s->bucket[h];
     s->bucket[h] = c;
     lru_append(s, c);
@@ -658,6 +679,8 @@ void rdma_iwarp_feed(struct rdma_iwarp_stream *s, struct rdma_pkt *pkt, const ui
     if (s->cur && s->cur->closing)
         conn_remove(s, s->cur);
     s->cur = 0;
+    while (s->oldest && s->now - s->oldest->last_t > s->lim.idle_ns)
+        age_out_oldest(s, true);
     s->other_pending = false;
     s->pkt = pkt;
     s->seg = seg;
@@ -1028,9 +1051,15 @@ static bool report_aged(struct rdma_iwarp_stream *s, struct rdma_iwarp_pdu *pdu)
     size_t held0 = dir_held(&c->d[0]), held1 = dir_held(&c->d[1]);
     memset(pdu, 0, sizeof *pdu);
     pdu_ends(pdu, c, held1 > held0);
-    snprintf(s->reason, sizeof s->reason,
-             "connection aged out, %zu octets held dropped (more than %zu connections at once)",
-             held0 + held1, s->lim.max_conns);
+    if (c->idle)
+        snprintf(s->reason, sizeof s->reason,
+                 "connection aged out, %zu octets held dropped (no segment for more than %" PRIu64
+                 " ns of capture time)",
+                 held0 + held1, s->lim.idle_ns);
+    else
+        snprintf(s->reason, sizeof s->reason,
+                 "connection aged out, %zu octets held dropped (more than %zu connections at once)",
+                 held0 + held1, s->lim.max_conns);
     pdu_error(pdu, held0 + held1 ? RDMA_TRUNCATED : RDMA_UNSUPPORTED, s->reason, c->last_frame);
     pdu->aged = true;
     conn_free(s, c);

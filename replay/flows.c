@@ -10,14 +10,6 @@
 
 #include "internal.h"
 
-struct pair_bucket {
-    uint64_t w[4];      /* source and destination address */
-    uint64_t kinds;
-    uint32_t head;      /* first flow, index + 1 */
-    uint32_t gen;
-    bool used;
-};
-
 /* The table only: what its users hung off the flows is theirs to free. */
 void replay__flow_table_free(struct flow_table *t)
 {
@@ -100,16 +92,14 @@ static struct pair_bucket *pair_of(struct flow_table *t, const struct rdma_repla
 
 uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_key *k)
 {
-    struct pair_bucket *b = pair_lookup(t, k->w, key_kinds(k));
-    return b && b->used ? &b->gen : NULL;
+    struct pair_bucket *b = replay__flow_pair(t, k);
+    return b ? &b->gen : NULL;
 }
 
-uint32_t *replay__flow_pair_head(struct flow_table *t, const struct rdma_replay_key *reverse_of)
+struct pair_bucket *replay__flow_pair(struct flow_table *t, const struct rdma_replay_key *k)
 {
-    struct rdma_replay_key r;
-    replay__flow_key_reverse(reverse_of, 0, &r);
-    struct pair_bucket *b = pair_lookup(t, r.w, key_kinds(&r));
-    return b && b->used ? &b->head : NULL;
+    struct pair_bucket *b = pair_lookup(t, k->w, key_kinds(k));
+    return b && b->used ? b : NULL;
 }
 
 static bool slots_grow(struct flow_table *t)
@@ -178,6 +168,7 @@ static struct rdma_replay_flow *flow_new(struct flow_table *t, const struct rdma
     f->conn = -1;
     f->pair_next = b->head;
     b->head = f->id;
+    b->n++;
     return f;
 }
 

@@ -138,11 +138,16 @@ static void replay_transport(struct rdma_replay *r, const struct rdma_pkt *pkt)
         replay__chan_response(r, f, pkt);
 }
 
-static bool carries_tcp(const struct rdma_pkt *pkt)
+/* A TCP segment, behind IPv6 extension headers too: the codec says. */
+static bool carries_tcp(const struct rdma_pkt *pkt, const uint8_t *data)
 {
     if (pkt->present & RDMA_HDR_IP)
         return pkt->ip.proto == RDMA_IP_PROTO_TCP;
-    return (pkt->present & RDMA_HDR_IPV6) && pkt->ipv6.nxt == RDMA_IP_PROTO_TCP;
+    struct rdma_tcp tcp;
+    const uint8_t *payload;
+    uint32_t len;
+    return (pkt->present & RDMA_HDR_IPV6) &&
+           (pkt->ipv6.nxt == RDMA_IP_PROTO_TCP || rdma_tcp_decode(pkt, data, &tcp, &payload, &len));
 }
 
 static void tcp_segment(struct rdma_replay *r, struct rdma_pkt *pkt, const uint8_t *data)
@@ -181,7 +186,7 @@ static void ingest(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status
         /* cut or broken before it could be recognised: still a bad frame */
         if (st == RDMA_TRUNCATED || st == RDMA_MALFORMED || st == RDMA_BAD_CHECKSUM)
             bad_frame(r, pkt->reason, st);
-        else if (st == RDMA_OK && carries_tcp(pkt))
+        else if (st == RDMA_OK && carries_tcp(pkt, data))
             tcp_segment(r, pkt, data);
         else
             r->tot.other_frames++;

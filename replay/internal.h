@@ -69,6 +69,17 @@ enum addr_kind { ADDR_IP, ADDR_LID, ADDR_TCP };
 #define FLOW_CHUNK_SHIFT 10
 #define FLOW_CHUNK (1u << FLOW_CHUNK_SHIFT)
 
+/* The flows with one (source, destination) address pair. */
+struct pair_bucket {
+    uint64_t w[4];      /* source and destination address */
+    uint64_t kinds;
+    uint32_t head;      /* first flow, index + 1, linked by pair_next */
+    uint32_t n;         /* flows in the list */
+    uint32_t gen;
+    uint64_t credit;    /* pairing searches' budget (pairing.c) */
+    bool used;
+};
+
 /* Open-addressing hash of flows. Flows live in fixed chunks, so a
  * struct rdma_replay_flow * stays valid while new flows are added. */
 struct flow_table {
@@ -96,10 +107,9 @@ struct rdma_replay_flow *replay__flow_find(const struct flow_table *t, const str
  * a new outstanding message, so failed pairing searches are not repeated
  * until something changed. */
 uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_key *k);
-/* The list of flows (index + 1, 0 at the end) whose source and destination
- * are the given flow's destination and source, linked by f->pair_next:
- * NULL if there are none. */
-uint32_t *replay__flow_pair_head(struct flow_table *t, const struct rdma_replay_key *reverse_of);
+/* The bucket of the flows whose source and destination are k's, NULL if
+ * there are none. */
+struct pair_bucket *replay__flow_pair(struct flow_table *t, const struct rdma_replay_key *k);
 void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
                         enum rdma_replay_pairing how);
 

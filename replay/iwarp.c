@@ -69,7 +69,8 @@ static bool setup(struct rdma_replay *r)
         return false;
     }
     /* the stream decoder's share of the memory limit */
-    struct rdma_iwarp_limits lim = {r->flows.max_flows / 2 + 1, r->cfg.max_memory / 4};
+    struct rdma_iwarp_limits lim = {r->cfg.max_conns ? (size_t)r->cfg.max_conns : r->flows.max_flows / 2 + 1,
+                                    r->cfg.max_memory / 4, r->cfg.idle_ns};
     rdma_iwarp_stream_set_limits(r->iwarp, &lim);
     return true;
 }
@@ -498,6 +499,7 @@ struct rdma_replay_flow *replay__iwarp_frame(struct rdma_replay *r, struct rdma_
     struct rdma_iwarp_seg seg;
     struct rdma_iwarp_pdu pdu;
     r->iw_times[r->frame & (IW_TIMES - 1)] = r->t;
+    rdma_iwarp_stream_set_time(r->iwarp, r->t);
     rdma_iwarp_feed(r->iwarp, pkt, data, r->frame, &seg);
     struct rdma_replay_flow *f = NULL;
     /* A flow past the memory limit is not followed, but the decoder's PDUs

@@ -338,6 +338,12 @@ struct rdma_replay_config {
     uint64_t interval_ns; /* timeline interval: intervals are told to the
                            * callbacks when this is not 0 and one is given */
     uint64_t max_memory;  /* bytes; 0: RDMA_REPLAY_DEFAULT_MAX_MEMORY */
+    /* iWARP's TCP reassembly (rdma_iwarp_limits): connections tracked at
+     * once (0: as many as half the flows max_memory holds), and the
+     * capture time without a segment after which a connection ages out
+     * (0: RDMA_IWARP_DEFAULT_IDLE_NS, RDMA_IWARP_NEVER: never) */
+    uint64_t max_conns;
+    uint64_t idle_ns;
 };
 
 /* What the analysis tells as it goes. Each callback returns false to stop

@@ -44,7 +44,8 @@
 
 #define OUT_BUFFER (1u << 20)
 /* A file name (at most PATH_MAX, 4096 bytes, or it would not open) as a
- * JSON string: six bytes an escaped byte, and the quotes. Never cut. */
+ * JSON string: six bytes an escaped byte, and the quotes; in the text
+ * header, four an escaped byte. Never cut. */
 #define FILE_TEXT_MAX (6 * 4096 + 2)
 #define LINE_MAX_BYTES (16384 + FILE_TEXT_MAX)
 #define CHUNK_FRAMES 2048
@@ -59,6 +60,7 @@ struct decode_opts {
     bool json;
     bool strict;
     struct rdma_decode_config cfg;
+    struct rdma_iwarp_limits lim; /* --max-connections, --idle-timeout */
 };
 
 struct decode_stats {
@@ -87,6 +89,30 @@ static char *sink_line(struct sink *s)
     if (OUT_BUFFER - s->len < LINE_MAX_BYTES)
         sink_flush(s);
     return s->buf + s->len;
+}
+
+/* "==> NAME <==" before each file's lines when several are given, as
+ * head(1) writes it, with control characters (and DEL and the backslash,
+ * so that the escape is unambiguous) as \xNN: a name cannot move the
+ * cursor, clear the screen or end the line. At most 4 * 4096 + 9 bytes. */
+static size_t header_line(char *p, const char *path)
+{
+    static const char hex[] = "0123456789abcdef";
+    memcpy(p, "==> ", 4);
+    size_t n = 4;
+    /* a name that opened is shorter than PATH_MAX: the bound never cuts it */
+    for (const unsigned char *s = (const unsigned char *)path; *s && n + 4 + 5 < LINE_MAX_BYTES; s++) {
+        if (*s < 0x20 || *s == 0x7f || *s == '\\') {
+            p[n++] = '\\';
+            p[n++] = 'x';
+            p[n++] = hex[*s >> 4];
+            p[n++] = hex[*s & 15];
+        } else {
+            p[n++] = (char)*s;
+        }
+    }
+    memcpy(p + n, " <==\n", 5);
+    return n + 5;
 }
 
 /* n bytes in order after what the sink holds: small pieces join it, large
@@ -411,6 +437,9 @@ static void ordered_frame(struct writer *wr, const struct frame *f, uint64_t fra
     struct sink *out = wr->out;
     struct rdma_iwarp_seg seg;
     struct rdma_iwarp_pdu pdu;
+    /* capture time from the first frame, for the idle age-out */
+    int64_t t = (f->sec - job->first.sec) * 1000000000 + (f->nsec - job->first.nsec);
+    rdma_iwarp_stream_set_time(iwarp, t > 0 ? (uint64_t)t : 0);
     rdma_iwarp_feed(iwarp, pkt, f->data, frame, &seg);
     bool bad = frame_is_bad(pkt);
     struct iwarp_line iw = {&seg, NULL, 0};
@@ -697,11 +726,12 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     pthread_mutex_init(&pl.lock, NULL);
     pthread_cond_init(&pl.filled, NULL);
     pthread_cond_init(&pl.decoded, NULL);
+    rdma_iwarp_stream_set_limits(iwarp, &opts->lim);
     struct writer wr = {&job, &cap, iwarp, {.valid = false}, out, st};
     rdma_capture_hold(&cap);
     if (name_files && !opts->json) {
         char *p = sink_line(out);
-        out->len += (size_t)snprintf(p, LINE_MAX_BYTES, "==> %s <==\n", path);
+        out->len += header_line(p, path);
     }
     /* cf is always the next frame, read ahead: a chunk knows whether it is
      * the last. */
@@ -761,13 +791,16 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     /* what the stream decoder's bounds left out, said once per file */
     struct rdma_iwarp_stats ist;
     rdma_iwarp_stream_stats(iwarp, &ist);
-    if (ist.aged_out || ist.over_budget) {
+    if (ist.aged_out || ist.aged_idle || ist.over_budget) {
         sink_flush(out);
+        size_t conns = opts->lim.max_conns ? opts->lim.max_conns : RDMA_IWARP_DEFAULT_MAX_CONNS;
+        uint64_t idle = opts->lim.idle_ns ? opts->lim.idle_ns : RDMA_IWARP_DEFAULT_IDLE_NS;
         fprintf(stderr,
                 "rdmasim decode: %s: TCP reassembly kept at most %zu connections and %zu MiB at once: %" PRIu64
-                " connections aged out, %" PRIu64 " times a stream's octets were left out\n",
-                path, (size_t)RDMA_IWARP_DEFAULT_MAX_CONNS, (size_t)(RDMA_IWARP_DEFAULT_MAX_BYTES >> 20),
-                ist.aged_out, ist.over_budget);
+                " connections aged out, %" PRIu64 " after %" PRIu64 " ns idle, %" PRIu64
+                " times a stream's octets were left out\n",
+                path, conns, (size_t)(RDMA_IWARP_DEFAULT_MAX_BYTES >> 20), ist.aged_out, ist.aged_idle, idle,
+                ist.over_budget);
     }
     rdma_iwarp_stream_free(iwarp);
     if (rc == -1 && !oom) {
@@ -782,7 +815,8 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: rdmasim decode [--json] [--strict] [--rocev2-port PORT] FILE...\n"
+            "usage: rdmasim decode [--json] [--strict] [--rocev2-port PORT] [--max-connections N]\n"
+            "                      [--idle-timeout DUR] FILE...\n"
             "\n"
             "Print every frame of pcap or pcapng captures: frame number, time, source\n"
             "and destination (IP, GID or LID), protocol, opcode, destination QP, PSN,\n"
@@ -797,6 +831,12 @@ static void usage(FILE *f)
             "                     rdmap.opcode, ...); \"fpdu\" numbers the FPDUs of a frame\n"
             "  --strict           exit 1 if any frame is truncated, malformed or fails a CRC\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
+            "  --max-connections N  TCP connections reassembled at once (default 131072):\n"
+            "                     past it the least recently active one ages out\n"
+            "  --idle-timeout DUR a TCP connection without a segment for longer than DUR\n"
+            "                     of capture time ages out (default 10min; units ns, us,\n"
+            "                     ms, s, min; or never). An iWARP connection that ages\n"
+            "                     out is reported on a line; counts go to stderr\n"
             "  -h, --help         this text\n"
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
@@ -811,10 +851,13 @@ int cmd_decode(int argc, char **argv)
         {"json", no_argument, 0, 'j'},
         {"strict", no_argument, 0, 's'},
         {"rocev2-port", required_argument, 0, 'p'},
+        {"max-connections", required_argument, 0, 'C'},
+        {"idle-timeout", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     struct decode_opts opts = {0};
+    uint64_t v;
     rdma_decode_config_init(&opts.cfg);
     int c;
     optind = 1;
@@ -837,6 +880,22 @@ int cmd_decode(int argc, char **argv)
             opts.cfg.rocev2_port = (uint16_t)port;
             break;
         }
+        case 'C':
+            if (!cli_parse_count(optarg, 1, (uint64_t)1 << 32, &v)) {
+                fprintf(stderr, "rdmasim decode: --max-connections: '%s' is not a count (1-4294967296)\n", optarg);
+                return EXIT_USAGE;
+            }
+            opts.lim.max_conns = (size_t)v;
+            break;
+        case 'I':
+            if (!strcmp(optarg, "never"))
+                opts.lim.idle_ns = RDMA_IWARP_NEVER;
+            else if (!cli_parse_duration(optarg, &opts.lim.idle_ns)) {
+                fprintf(stderr, "rdmasim decode: --idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'h':
             usage(stdout);
             return EXIT_OK;

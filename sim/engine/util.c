@@ -6,19 +6,58 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/util.h"
 
+/* The temporaries open in the process (see util.h). */
+static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_temp *temps;
+
+void sim__temp_hold(struct sim_temp *t, const char *path)
+{
+    pthread_mutex_lock(&temps_lock);
+    t->path = path;
+    t->prev = NULL;
+    t->next = temps;
+    if (temps)
+        temps->prev = t;
+    temps = t;
+    pthread_mutex_unlock(&temps_lock);
+}
+
+void sim__temp_release(struct sim_temp *t)
+{
+    if (!t->path)
+        return;
+    pthread_mutex_lock(&temps_lock);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        temps = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->path = NULL;
+    t->prev = t->next = NULL;
+    pthread_mutex_unlock(&temps_lock);
+}
+
 /* Out of memory ends the process with a message and status 2, as any
  * error a configuration can lead to does: not abort(), which would dump
  * core and end with SIGABRT. Outputs are only ever renamed into place once
- * complete, so none is left half-written (at most a NAME.tmp). */
+ * complete, so none is left half-written, and the temporaries still open
+ * (pcaps written during the run, outputs being written) are removed. */
 static void *check(void *p, size_t n)
 {
     if (!p && n) {
+        pthread_mutex_lock(&temps_lock);
+        for (struct sim_temp *t = temps; t; t = t->next)
+            unlink(t->path);
+        temps = NULL;
+        pthread_mutex_unlock(&temps_lock);
         fprintf(stderr, "librdmasim: out of memory (%zu bytes more could not be had); the run ends without "
                         "outputs (the max_memory key sets the limit the estimate is checked against)\n",
                 n);

@@ -31,6 +31,20 @@ char *sim__xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * errno set on failure. */
 FILE *sim__fopen_new(const char *path);
 
+/* A file being written under a temporary name, held on a list for the
+ * life of the process, so that an exit on out of memory (which cannot
+ * return to the writer) removes it. The list is the one state librdmasim
+ * keeps outside a struct sim: exit() ends every simulation in the process
+ * at once, so what it must clean up is the process's. The node lives in
+ * its writer; hold it once the file exists and release it before the file
+ * is renamed into place or removed. */
+struct sim_temp {
+    const char *path;
+    struct sim_temp *prev, *next;
+};
+void sim__temp_hold(struct sim_temp *t, const char *path);
+void sim__temp_release(struct sim_temp *t);
+
 /* Grow *arr (of *cap elements of size `size`) so that index n fits. */
 void sim__grow(void *arrp, size_t *cap, size_t n, size_t size);
 #define SIM_GROW(arr, cap, n) sim__grow(&(arr), &(cap), (n), sizeof *(arr))

@@ -194,10 +194,13 @@ int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_
         bool rows = true;
         int rows_errno = 0;
         if (ok) {
+            struct sim_temp temp = {0}; /* removed if the process ends on out of memory */
+            sim__temp_hold(&temp, tmp);
             rows = files[i].write(net, f);
             rows_errno = errno;
             ok = rows && !ferror(f);
             ok = !fclose(f) && ok;
+            sim__temp_release(&temp);
             ok = ok && !rename(tmp, path);
         }
         if (!rows) {

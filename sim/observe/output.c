@@ -27,6 +27,7 @@
 struct out_file {
     FILE *f;
     char *path, *tmp;
+    struct sim_temp temp; /* removed if the process ends on out of memory */
 };
 
 static bool out_open(struct out_file *o, const char *dir, const char *name, char *err, size_t errcap)
@@ -38,6 +39,7 @@ static bool out_open(struct out_file *o, const char *dir, const char *name, char
         snprintf(err, errcap, "%s: %s", o->tmp, strerror(errno));
         return false;
     }
+    sim__temp_hold(&o->temp, o->tmp);
     return true;
 }
 
@@ -60,6 +62,7 @@ static bool out_finish(struct out_file *o, bool keep, char *err, size_t errcap)
     bool ok = keep;
     if (o->f)
         fclose(o->f);
+    sim__temp_release(&o->temp);
     if (keep && rename(o->tmp, o->path)) {
         snprintf(err, errcap, "%s: %s", o->path, strerror(errno));
         ok = false;

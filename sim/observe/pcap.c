@@ -18,6 +18,7 @@ struct sim_pcap {
     pcap_dumper_t *dump;
     char *path, *tmp;
     uint32_t snaplen;
+    struct sim_temp temp; /* removed if the process ends on out of memory */
 };
 
 static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_frame *f)
@@ -40,7 +41,11 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, s
         snprintf(err, errcap, "%s: cannot set up libpcap", path);
         return NULL;
     }
+    /* allocated before the file exists: nothing allocated from here on
+     * could end the process and leave it */
+    struct sim_pcap *pc = sim__xcalloc(1, sizeof *pc);
     char *tmp = sim__xasprintf("%s.tmp", path);
+    char *copy = sim__xstrdup(path);
     FILE *f = sim__fopen_new(tmp);
     pcap_dumper_t *dump = f ? pcap_dump_fopen(dead, f) : NULL;
     if (!dump) {
@@ -54,11 +59,13 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, s
         }
         pcap_close(dead);
         free(tmp);
+        free(copy);
+        free(pc);
         return NULL;
     }
-    struct sim_pcap *pc = sim__xcalloc(1, sizeof *pc);
     *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .dead = dead, .dump = dump,
-                            .path = sim__xstrdup(path), .tmp = tmp, .snaplen = snaplen};
+                            .path = copy, .tmp = tmp, .snaplen = snaplen};
+    sim__temp_hold(&pc->temp, pc->tmp);
     return pc;
 }
 
@@ -73,6 +80,7 @@ int sim__pcap_close(struct sim_pcap *pc, bool keep)
         rc = -1;
     pcap_dump_close(pc->dump);
     pcap_close(pc->dead);
+    sim__temp_release(&pc->temp);
     if (rc == 0 && rename(pc->tmp, pc->path))
         rc = -1;
     if (rc)

@@ -65,11 +65,14 @@ static void usage(FILE *f)
             "                     Written as CSV.tmp and renamed to CSV once the capture\n"
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
-            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s)\n"
-            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): a\n"
-            "                     run whose timeline would grow past it (a short\n"
-            "                     --interval over a long capture or a long PFC pause)\n"
-            "                     stops with an error and leaves no CSV\n"
+            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s, min)\n"
+            "  --timeline-max SIZE  the most the timeline may take (default 1GiB): an\n"
+            "                     --interval giving more than SIZE/48 intervals over the\n"
+            "                     capture's span (first to latest timestamp, read in a\n"
+            "                     pass over the records first) is refused up front; a\n"
+            "                     run whose timeline still grows past it (a long PFC\n"
+            "                     pause at a low --link-speed) stops with an error;\n"
+            "                     neither leaves a CSV\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
             "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
             "                     400Gbps; a bare number is Gb/s)\n"
@@ -81,6 +84,13 @@ static void usage(FILE *f)
             "                     direction). Past it, new flows are not followed: the\n"
             "                     report covers the others and says how many frames\n"
             "                     were left out\n"
+            "  --max-connections N  iWARP: TCP connections reassembled at once (default\n"
+            "                     as many as half the flows --max-memory holds); past\n"
+            "                     it the least recently active one ages out\n"
+            "  --idle-timeout DUR iWARP: a TCP connection without a segment for longer\n"
+            "                     than DUR of capture time ages out (default 10min;\n"
+            "                     units ns, us, ms, s, min; or never); an iWARP\n"
+            "                     connection that ages out is a bad-frame anomaly\n"
             "  -h, --help         this text\n"
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
@@ -89,28 +99,6 @@ static void usage(FILE *f)
             "Exit status: 0 report written; 2 usage error, unreadable file, out of\n"
             "memory, or a file damaged part-way (named, with the frame; the report\n"
             "covers the frames before the damage).\n");
-}
-
-/* "100us" -> 100000. A bare number is nanoseconds. */
-static bool parse_duration(const char *s, uint64_t *ns)
-{
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return false;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit)) {
-            if (v > UINT64_MAX / units[i].mul)
-                return false;
-            *ns = v * units[i].mul;
-            return *ns > 0;
-        }
-    return false;
 }
 
 /* "512MiB", "4GiB", "1000000" (bytes); KB, MB, GB, TB are powers of 1000. */
@@ -175,6 +163,8 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {"rocev2-port", required_argument, 0, 'p'},
         {"max-memory", required_argument, 0, 'm'},
         {"timeline-max", required_argument, 0, 'T'},
+        {"max-connections", required_argument, 0, 'C'},
+        {"idle-timeout", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -191,7 +181,7 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
             o->timeline = optarg;
             break;
         case 'i':
-            if (!parse_duration(optarg, &o->interval_ns)) {
+            if (!cli_parse_duration(optarg, &o->interval_ns)) {
                 fprintf(stderr, "rdmasim replay: --interval: '%s' is not a duration (e.g. 100us, 1ms)\n", optarg);
                 return EXIT_USAGE;
             }
@@ -212,6 +202,21 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'T':
             if (!parse_size(optarg, &o->timeline_max)) {
                 fprintf(stderr, "rdmasim replay: --timeline-max: '%s' is not a size of at least 4KiB (e.g. 64MiB)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'C':
+            if (!cli_parse_count(optarg, 1, (uint64_t)1 << 32, &o->max_conns)) {
+                fprintf(stderr, "rdmasim replay: --max-connections: '%s' is not a count (1-4294967296)\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'I':
+            if (!strcmp(optarg, "never"))
+                o->idle_ns = RDMA_IWARP_NEVER;
+            else if (!cli_parse_duration(optarg, &o->idle_ns)) {
+                fprintf(stderr, "rdmasim replay: --idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -404,6 +409,47 @@ static bool timeline_close(FILE *f, char *tmp, const char *path, bool complete)
     return ok;
 }
 
+/* The smallest a timeline row can be (a PFC row with one-digit numbers is
+ * 68 octets, a flow row between two IPv4 addresses more). */
+#define TIMELINE_ROW_MIN 48u
+
+/* Refuse up front a timeline that --timeline-max cannot hold: the rule is
+ * one row per --interval over the capture's span, from its first timestamp
+ * to its latest, read in a pass over the records alone (nothing decoded).
+ * Standard input and other files that cannot be read twice are not checked
+ * here; the limit is enforced while writing in any case. */
+static bool timeline_fits(const struct replay_opts *o, const char *path)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return true;
+    char errbuf[PCAP_ERRBUF_SIZE];
+    struct rdma_capture cap;
+    if (!rdma_capture_open(&cap, path, errbuf, sizeof errbuf))
+        return true; /* the main pass says why */
+    struct rdma_capture_frame fr;
+    bool any = false;
+    int64_t t0 = 0, last = 0;
+    while (rdma_capture_next(&cap, &fr) == 1) {
+        int64_t t = fr.sec * 1000000000 + fr.nsec; /* seconds are 32 bits wide: no overflow */
+        if (!any)
+            t0 = last = t;
+        any = true;
+        if (t > last)
+            last = t;
+    }
+    rdma_capture_close(&cap);
+    uint64_t span = (uint64_t)(last - t0), intervals = span / o->interval_ns + 1;
+    if (intervals <= o->timeline_max / TIMELINE_ROW_MIN)
+        return true;
+    fprintf(stderr,
+            "rdmasim replay: %s: the capture spans %" PRIu64 " ns, %" PRIu64 " intervals of %" PRIu64
+            " ns: a timeline of one row per interval would take more than --timeline-max (%" PRIu64
+            " bytes); give a longer --interval\n",
+            o->timeline, span, intervals, o->interval_ns, o->timeline_max);
+    return false;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct replay_opts opts = {.interval_ns = DEFAULT_INTERVAL_NS, .link_bps = DEFAULT_LINK_BPS, .top = DEFAULT_TOP,
@@ -428,6 +474,10 @@ int cmd_replay(int argc, char **argv)
         rdma_capture_close(&cap);
         return EXIT_USAGE;
     }
+    if (opts.timeline && !timeline_fits(&opts, r.path)) {
+        rdma_capture_close(&cap);
+        return EXIT_USAGE;
+    }
     char *timeline_tmp = NULL;
     if (opts.timeline && !(r.timeline = timeline_open(opts.timeline, &timeline_tmp))) {
         if (errno == EBUSY)
@@ -440,7 +490,8 @@ int cmd_replay(int argc, char **argv)
     if (timeline_tmp)
         remove_on_signal(timeline_tmp);
     struct rdma_replay_config acfg = {.link_bps = opts.link_bps, .interval_ns = opts.interval_ns,
-                                      .max_memory = opts.max_memory};
+                                      .max_memory = opts.max_memory, .max_conns = opts.max_conns,
+                                      .idle_ns = opts.idle_ns};
     struct rdma_replay_callbacks cb = {.ctx = &r, .message = on_message};
     if (r.timeline) {
         cb.flow_interval = timeline_flow_row;

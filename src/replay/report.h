@@ -20,6 +20,8 @@ struct replay_opts {
     uint32_t top;
     uint64_t max_memory;   /* bytes, 0: the library's default */
     uint64_t timeline_max; /* bytes the timeline may take */
+    uint64_t max_conns;    /* --max-connections, 0: the library's default */
+    uint64_t idle_ns;      /* --idle-timeout, 0: the library's default */
     struct rdma_decode_config cfg;
 };
 

@@ -15,6 +15,8 @@ usage: gen_hostile.py KIND N OUT.pcap
             every two frames)
   ackpair N N request QPs between two hosts, each followed by one ACK of a
             flow that answers none of them
+  ackflows N N request QPs between two hosts, each followed by an ACK of
+            a flow of its own that answers none of them
 """
 import struct
 import sys
@@ -117,6 +119,10 @@ def frames(kind, n):
         for i in range(n):
             yield roce(a, b, 0x04, i + 1, 100, b"\0" * 8)
             yield roce(b, a, 0x11, 0xABCDEF, 5000 + i)
+    elif kind == "ackflows":
+        for i in range(n):
+            yield roce(a, b, 0x04, i + 1, 100, b"\0" * 8)
+            yield roce(b, a, 0x11, 0x100000 + i, 5000 + i)
     else:
         raise SystemExit("unknown kind " + kind)
 

@@ -11,7 +11,10 @@ written \\udcXX (Python's surrogateescape gives the byte back) and names
 are never cut. RoCEv2 behind more than two VLAN tags was "other"; it is
 decoded behind up to 20, as tshark 4.0 does, and RoCEv2 behind IPv6
 extension headers (Hop-by-Hop, Routing, an atomic Fragment, Destination
-Options, AH), which was "other", is decoded.
+Options, AH), which was "other", is decoded. decode's "==> name <=="
+header (several files, text) printed a name's control characters as they
+are (an escape sequence in a name reached the terminal); now they, DEL
+and the backslash are written \\xNN.
 """
 import json
 import os
@@ -76,6 +79,21 @@ def main():
             except ValueError as e:
                 name = str(e)
             check(f"replay --json names a {len(p)}-byte odd name exactly", os.fsencode(name) == p, name[:200])
+        # the text header of several files: control characters as \xNN
+        r = rdmasim("decode", times, odd)
+        heads = [x for x in r.stdout.split(b"\n") if x.startswith(b"==> ")]
+        want = b"==> " + odd.replace(b"\x01", b"\\x01").replace(b"\x7f", b"\\x7f") + b" <=="
+        check("decode's ==> name <== escapes control characters as \\xNN",
+              len(heads) == 2 and heads[1] == want and not any(c < 0x20 or c == 0x7f for c in heads[1]),
+              repr(heads))
+        esc = os.path.join(tmpb, b"a\x1b[2Jb\\c\nd.pcap")
+        with open(esc, "wb") as f:
+            f.write(data)
+        r = rdmasim("decode", times, esc)
+        heads = [x for x in r.stdout.split(b"\n") if x.startswith(b"==> ")]
+        check("an escape sequence, a backslash and a newline in a name stay on the header's line, escaped",
+              len(heads) == 2 and heads[1].endswith(b"/a\\x1b[2Jb\\x5cc\\x0ad.pcap <==")
+              and r.stdout.count(b"\n") == len(r.stdout.splitlines()), repr(heads))
         # RoCEv2 behind 3 and 20 VLAN tags (tshark 4.0 decodes up to 20)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import gen_hostile as g

@@ -667,7 +667,7 @@ START_TEST(stream_aged_out_and_held_octets)
 {
     struct harness h;
     harness_init(&h);
-    struct rdma_iwarp_limits lim = {1, 0};
+    struct rdma_iwarp_limits lim = {1, 0, 0};
     rdma_iwarp_stream_set_limits(h.s, &lim);
     mpa_handshake(&h, false, true);
     /* a SYN of another connection, from a third address */
@@ -723,6 +723,193 @@ START_TEST(stream_aged_out_and_held_octets)
 }
 END_TEST
 
+/* A connection without a segment for longer than idle_ns of capture time
+ * ages out as one past max_conns does, and says which; one that is active
+ * stays (before: only the count aged connections out). */
+START_TEST(stream_aged_out_idle)
+{
+    struct harness h;
+    harness_init(&h);
+    struct rdma_iwarp_limits lim = {0, 0, 5000};
+    rdma_iwarp_stream_set_limits(h.s, &lim);
+    rdma_iwarp_stream_set_time(h.s, 1000000);
+    mpa_handshake(&h, false, true);
+    rdma_iwarp_stream_set_time(h.s, 1004000); /* 4 us later: still in time */
+    send_seg(&h, 0, 0, NULL, 0);
+    struct rdma_iwarp_stats st;
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.conns, 1);
+    ck_assert_uint_eq(st.aged_idle, 0);
+    /* a SYN of another connection 5.001 us after the last segment */
+    rdma_iwarp_stream_set_time(h.s, 1009001);
+    rdma_iwarp_stream_set_time(h.s, 1000000); /* time does not go back */
+    struct rdma_pkt pkt, d;
+    struct rdma_tcp tcp;
+    static uint8_t frame[128];
+    size_t n;
+    const uint8_t other[4] = {10, 9, 9, 9};
+    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h.side[1].ip, 7777, 80);
+    tcp.flags = RDMA_TCP_SYN;
+    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    struct rdma_iwarp_seg seg;
+    struct rdma_iwarp_pdu pdu;
+    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    ck_assert(rdma_iwarp_next(h.s, &pdu));
+    ck_assert(pdu.aged);
+    ck_assert_str_eq(pdu.reason,
+                     "connection aged out, 0 octets held dropped (no segment for more than 5000 ns of capture time)");
+    ck_assert(!rdma_iwarp_next(h.s, &pdu));
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.aged_idle, 1);
+    ck_assert_uint_eq(st.aged_out, 0);
+    ck_assert_uint_eq(st.conns, 1);
+    rdma_iwarp_stream_free(h.s);
+
+    /* RDMA_IWARP_NEVER: an hour idle is nothing */
+    harness_init(&h);
+    lim.idle_ns = RDMA_IWARP_NEVER;
+    rdma_iwarp_stream_set_limits(h.s, &lim);
+    mpa_handshake(&h, false, true);
+    rdma_iwarp_stream_set_time(h.s, UINT64_C(3600000000000));
+    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    ck_assert(!rdma_iwarp_next(h.s, &pdu));
+    rdma_iwarp_stream_stats(h.s, &st);
+    ck_assert_uint_eq(st.conns, 2);
+    rdma_iwarp_stream_free(h.s);
+}
+END_TEST
+
+/* ---- IPv6 extension headers ------------------------------------------------ */
+
+/* One IPv6 segment from a to b (side 0: port 5000 to 6000), with the
+ * extension headers `ext` (IPv6 Next Header values: Hop-by-Hop 0,
+ * Destination Options 60, Fragment 44) between IPv6 and TCP, each 8
+ * octets; `frag` is the Fragment header's offset and M word. */
+static size_t v6_segment(unsigned from, uint32_t seq, uint16_t flags, const uint8_t *p, size_t len,
+                         const uint8_t *ext, unsigned next, uint16_t frag, uint8_t *frame, size_t cap)
+{
+    static const uint8_t ip[2][16] = {{0x20, 0x01, 0x0d, 0xb8, [15] = 1}, {0x20, 0x01, 0x0d, 0xb8, [15] = 2}};
+    struct rdma_pkt pkt;
+    struct rdma_tcp tcp;
+    uint8_t tmp[4096];
+    size_t n;
+    tcp_headers(&pkt, &tcp, true, NULL, NULL, ip[from], ip[from ^ 1], from ? 6000 : 5000, from ? 5000 : 6000);
+    tcp.seq_raw = seq;
+    tcp.flags = flags | RDMA_TCP_ACK;
+    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, p, len, tmp, sizeof tmp, &n), RDMA_OK);
+    size_t l4 = 14 + 40, add = 8 * (size_t)next;
+    ck_assert_uint_le(n + add, cap);
+    memcpy(frame, tmp, l4);
+    for (unsigned i = 0; i < next; i++) {
+        uint8_t *h = frame + l4 + 8 * i;
+        memset(h, 0, 8);
+        h[0] = i + 1 < next ? ext[i + 1] : RDMA_IP_PROTO_TCP;
+        if (ext[i] == 44) {
+            h[2] = (uint8_t)(frag >> 8), h[3] = (uint8_t)frag;
+            h[7] = 0x5a; /* identification */
+        } else {
+            h[2] = 1, h[3] = 4; /* PadN over the rest */
+        }
+    }
+    memcpy(frame + l4 + add, tmp + l4, n - l4);
+    frame[14 + 6] = next ? ext[0] : RDMA_IP_PROTO_TCP;
+    uint16_t plen = (uint16_t)((frame[18] << 8 | frame[19]) + add);
+    frame[18] = (uint8_t)(plen >> 8), frame[19] = (uint8_t)plen;
+    return n + add;
+}
+
+/* iWARP behind IPv6 extension headers is decoded as RoCEv2 behind them is
+ * (before: rdma_tcp_decode looked only at the fixed header's Next Header,
+ * so such segments were plain IPv6 to decode and replay). */
+START_TEST(tcp_behind_ipv6_extension_headers)
+{
+    static const uint8_t ext[] = {0, 60, 44};
+    static uint8_t frame[4096];
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    struct rdma_pkt d;
+    struct rdma_tcp tcp;
+    const uint8_t *data;
+    uint32_t plen;
+    size_t n = v6_segment(0, 77, 0, (const uint8_t *)"abcdefgh", 8, ext, 3, 0, frame, sizeof frame);
+    ck_assert_int_eq(rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d), RDMA_OK);
+    ck_assert(rdma_tcp_decode(&d, frame, &tcp, &data, &plen));
+    ck_assert_uint_eq(tcp.srcport, 5000);
+    ck_assert_uint_eq(tcp.dstport, 6000);
+    ck_assert_uint_eq(tcp.seq_raw, 77);
+    ck_assert_uint_eq(plen, 8);
+    ck_assert(!memcmp(data, "abcdefgh", 8));
+
+    /* not a whole datagram: a fragment with M set, or one at an offset */
+    n = v6_segment(0, 77, 0, (const uint8_t *)"abcdefgh", 8, ext, 3, 1, frame, sizeof frame);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    ck_assert(!rdma_tcp_decode(&d, frame, &tcp, &data, &plen));
+    n = v6_segment(0, 77, 0, (const uint8_t *)"abcdefgh", 8, ext, 3, 8, frame, sizeof frame);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    ck_assert(!rdma_tcp_decode(&d, frame, &tcp, &data, &plen));
+    /* an extension header running past the payload length */
+    n = v6_segment(0, 77, 0, (const uint8_t *)"abcdefgh", 8, ext, 1, 0, frame, sizeof frame);
+    frame[54 + 1] = 200;
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    ck_assert(!rdma_tcp_decode(&d, frame, &tcp, &data, &plen));
+    /* cut inside the extension headers */
+    n = v6_segment(0, 77, 0, (const uint8_t *)"abcdefgh", 8, ext, 3, 0, frame, sizeof frame);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, 60, n, &d);
+    ck_assert(!rdma_tcp_decode(&d, frame, &tcp, &data, &plen));
+
+    /* a whole connection behind them: handshake, MPA, one Send */
+    struct rdma_iwarp_stream *st = rdma_iwarp_stream_new();
+    ck_assert_ptr_nonnull(st);
+    uint32_t seq[2] = {1000, 50000};
+    uint8_t buf[512];
+    size_t len;
+    unsigned mpa = 0, fpdu = 0, other = 0;
+    uint64_t fn = 0;
+    for (unsigned step = 0; step < 5; step++) {
+        unsigned from = step == 1 || step == 3;
+        uint16_t flags = step < 2 ? RDMA_TCP_SYN : 0;
+        len = 0;
+        if (step == 2 || step == 3) {
+            struct rdma_mpa_frame f = {0};
+            f.kind = step == 2 ? RDMA_MPA_REQUEST : RDMA_MPA_REPLY;
+            f.hdr.crc_flag = true;
+            f.hdr.rev = 1;
+            ck_assert_int_eq(rdma_mpa_frame_encode(&f, buf, sizeof buf, &len), RDMA_OK);
+        } else if (step == 4) {
+            struct rdma_iwarp_fpdu f;
+            struct rdma_mpa_framing fr = {false, true, 0};
+            sample_fpdu(&f, RDMA_RDMAP_SEND, 100);
+            f.ddp.msn = 1;
+            ck_assert_int_eq(rdma_fpdu_encode(&fr, seq[0], &f, buf, sizeof buf, &len), RDMA_OK);
+        }
+        n = v6_segment(from, seq[from], flags, buf, len, ext, 3, 0, frame, sizeof frame);
+        seq[from] += (uint32_t)len + (flags ? 1 : 0);
+        rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+        struct rdma_iwarp_seg seg;
+        struct rdma_iwarp_pdu pdu;
+        rdma_iwarp_feed(st, &d, frame, ++fn, &seg);
+        ck_assert(seg.tcp);
+        while (rdma_iwarp_next(st, &pdu)) {
+            ck_assert(pdu.ends.ipv6);
+            if (pdu.kind == RDMA_IWARP_PDU_MPA)
+                mpa++;
+            else if (pdu.kind == RDMA_IWARP_PDU_FPDU && pdu.status == RDMA_OK &&
+                     pdu.fpdu.rdmap.opcode == RDMA_RDMAP_SEND)
+                fpdu++;
+            else
+                other++;
+        }
+    }
+    rdma_iwarp_stream_free(st);
+    ck_assert_uint_eq(mpa, 2);
+    ck_assert_uint_eq(fpdu, 1);
+    ck_assert_uint_eq(other, 0);
+}
+END_TEST
+
 static Suite *iwarp_suite(void)
 {
     Suite *s = suite_create("iwarp");
@@ -748,6 +935,8 @@ static Suite *iwarp_suite(void)
     tcase_add_test(r, stream_gap_with_markers);
     tcase_add_test(r, stream_gap_without_markers);
     tcase_add_test(r, stream_aged_out_and_held_octets);
+    tcase_add_test(r, tcp_behind_ipv6_extension_headers);
+    tcase_add_test(r, stream_aged_out_idle);
     suite_add_tcase(s, r);
     return s;
 }
