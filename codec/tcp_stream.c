@@ -7,7 +7,10 @@
  *     out of order:  held in a ring indexed by sequence number until the gap
  *                    closes (or counted lost past MAX_OOO octets ahead)
  *     already seen:  dropped ("retransmission"); different octets in an
- *                    overlap are reported ("retransmission with different data")
+ *                    overlap are reported ("retransmission with different data"):
+ *                    against the octets still held, and, for octets already
+ *                    parsed, against a CRC of each of the last RECENT
+ *                    segments delivered (a segment sent again whole)
  *   direction state: START (Request/Reply key?) -> WAIT_REPLY -> FPDU
  *                    START (no key, joined mid-stream) -> PROBE (markers?) -> FPDU | SKIP
  *
@@ -41,6 +44,7 @@
 #define MAX_HELD (MAX_OOO + 256u * 1024)
 #define PROBE_LEN 2048         /* octets searched for markers on a stream joined mid-way */
 #define ADDR_KEY_MAX 36        /* two IPv6 addresses and two ports */
+#define RECENT 8               /* delivered segments remembered per direction, by CRC */
 
 enum dir_state { DS_START, DS_WAIT_REPLY, DS_FPDU, DS_PROBE, DS_SKIP };
 
@@ -65,6 +69,13 @@ struct dir {
     uint32_t ooo_hi;    /* one past the highest held out-of-order octet */
     uint64_t ooo_frame; /* frame of the oldest held out-of-order octet */
     size_t ooo_bytes;
+    /* The last RECENT segments delivered in order, by sequence, length and
+     * CRC32c: a retransmission of one of them whole is compared with it
+     * without keeping the octets (16 bytes a segment). */
+    struct {
+        uint32_t seq, len, crc;
+    } recent[RECENT];
+    uint8_t recent_next;
     const char *error;  /* reported by the next rdma_iwarp_next() */
     uint8_t error_status;
     struct rdma_mpa_framing fr;
@@ -600,6 +611,24 @@ static void note_conflicts(struct rdma_iwarp_stream *s, unsigned conflicts)
     }
 }
 
+static void remember(struct dir *d, uint32_t seq, const uint8_t *p, size_t n)
+{
+    d->recent[d->recent_next].seq = seq;
+    d->recent[d->recent_next].len = (uint32_t)n;
+    d->recent[d->recent_next].crc = rdma_crc32c(p, n);
+    d->recent_next = (uint8_t)((d->recent_next + 1) % RECENT);
+}
+
+/* 1 when [seq, seq + n) is a delivered segment remembered whole whose
+ * octets were different. */
+static unsigned resent_differs(const struct dir *d, uint32_t seq, const uint8_t *p, size_t n)
+{
+    for (unsigned i = 0; i < RECENT; i++)
+        if (d->recent[i].len && d->recent[i].seq == seq && d->recent[i].len == n)
+            return d->recent[i].crc != rdma_crc32c(p, n);
+    return 0;
+}
+
 static void accept_data(struct rdma_iwarp_stream *s, struct dir *d, unsigned di, uint32_t seq,
                         const uint8_t *p, size_t n)
 {
@@ -614,14 +643,17 @@ static void accept_data(struct rdma_iwarp_stream *s, struct dir *d, unsigned di,
     }
     if (!seq_lt(d->nxt, seq + (uint32_t)n)) {
         s->seg->note = "retransmission";
+        note_conflicts(s, resent_differs(d, seq, p, n));
         return;
     }
     if (seq_lt(seq, d->nxt)) {
         uint32_t dup = d->nxt - seq;
+        unsigned differs = resent_differs(d, seq, p, dup);
         p += dup;
         n -= dup;
         seq = d->nxt;
         s->seg->note = "partial retransmission";
+        note_conflicts(s, differs);
     }
     unsigned conflicts = 0;
     if (seq != d->nxt) {
@@ -648,6 +680,7 @@ static void accept_data(struct rdma_iwarp_stream *s, struct dir *d, unsigned di,
     }
     uint32_t from = d->nxt;
     d->nxt += (uint32_t)n;
+    remember(d, from, p, n);
     if (d->len == d->off && !d->ooo_bytes) {
         s->zc = p;
         s->zc_len = n;

@@ -121,6 +121,41 @@ def gap_never_delivered(tmp):
     check("decode flags the overlap with different octets", "retransmission with different data" in r.stdout)
 
 
+def delivered_then_resent_different(tmp):
+    """A data segment delivered in order, then sent again whole: with one
+    octet changed, decode flags the retransmission as carrying different
+    data (the octets are gone by then; a CRC of the segment is kept); sent
+    again unchanged, it is a plain retransmission."""
+    src = os.path.join(tmp, "iw-clean.pcap")
+    exe = os.path.join(os.environ["TOP_BUILDDIR"], "tests", "iwarp", "gen_iwarp")
+    subprocess.run([exe, "-c", "-l", "one", "-n", "10", src], check=True)
+    head, recs = read_pcap(src)
+
+    def resend_first_data_segment(change):
+        out, req_port, resent = [], None, False
+        for rec in recs:
+            t = tcp_of(rec)
+            out.append(rec)
+            if t and t[1].startswith(b"MPA ID Req Frame"):
+                req_port = t[0]
+            elif t and req_port == t[0] and t[1] and not resent:
+                resent = True
+                out.append(rec[:-1] + bytes([rec[-1] ^ 0xFF]) if change else rec)
+        check("a delivered segment to send again was found", resent)
+        path = os.path.join(tmp, f"iw-resent-{change}.pcap")
+        with open(path, "wb") as f:
+            f.write(head + b"".join(out))
+        return subprocess.run([os.environ["RDMASIM"], "decode", path], capture_output=True, text=True,
+                              timeout=60).stdout
+
+    out = resend_first_data_segment(True)
+    check("decode flags a delivered segment sent again with different data",
+          "retransmission with different data" in out, out[-600:])
+    out = resend_first_data_segment(False)
+    check("a delivered segment sent again unchanged is a plain retransmission",
+          "retransmission" in out and "different data" not in out, out[-600:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         p = gen(tmp, "conns", 100000)
@@ -136,6 +171,7 @@ def main():
             if cmd == "decode":
                 check("decode says how many connections aged out", "868928 connections aged out" in err, err)
         gap_never_delivered(tmp)
+        delivered_then_resent_different(tmp)
 
     print(f"{'FAIL' if failed else 'PASS'}: {failed} failed")
     return 1 if failed else 0
