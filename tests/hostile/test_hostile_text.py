@@ -122,4 +122,7 @@ def main():
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+    from testlib import script_limit
+    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
     sys.exit(main())
