@@ -501,12 +501,12 @@ static bool ring_fit(struct rdma_iwarp_stream *s, struct dir *d, uint32_t span)
     nd.ring = ring;
     nd.have = have;
     nd.rcap = cap;
-    if (d->ooo_bytes) {
-        for (uint32_t q = d->nxt; seq_lt(q, d->ooo_hi); q++) {
-            if (have_bit(d, q)) {
-                ring[q & (cap - 1)] = d->ring[q & (d->rcap - 1)];
-                set_bit(&nd, q);
-            }
+    /* what is held lies in [nxt, nxt + rcap): at most the old ring's worth */
+    for (uint32_t k = 0; d->ooo_bytes && k < d->rcap && seq_lt(d->nxt + k, d->ooo_hi); k++) {
+        uint32_t q = d->nxt + k;
+        if (have_bit(d, q)) {
+            ring[q & (cap - 1)] = d->ring[q & (d->rcap - 1)];
+            set_bit(&nd, q);
         }
     }
     s->bytes += ring_bytes(cap) - ring_bytes(d->rcap);
@@ -735,6 +735,10 @@ void rdma_iwarp_feed(struct rdma_iwarp_stream *s, struct rdma_pkt *pkt, const ui
     struct dir *d = &c->d[di];
     uint32_t seq = seg->hdr.seq_raw;
     if (flags & RDMA_TCP_SYN) {
+        /* a SYN where octets are held starts the direction anew: what it
+         * held belongs to the sequence space it leaves */
+        if (d->started && d->ooo_bytes)
+            ring_release(s, d);
         d->syn = d->started = true;
         d->start = d->nxt = ++seq;
     }

@@ -1,12 +1,17 @@
 /* replay_main.c - run a fuzz target over saved inputs without libFuzzer, so
  * that every crash ever found stays a test: each argument is a file or a
- * directory of files. */
+ * directory of files. An input libFuzzer saved as a timeout (timeout-*)
+ * fails unless it now runs in under TIMEOUT_CPU_SECONDS of CPU time: the
+ * inputs are a few kilobytes, and a fixed one takes milliseconds. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+
+#define TIMEOUT_CPU_SECONDS 0.5
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,8 +47,17 @@ static int run_file(const char *path)
     }
     memcpy(exact, buf, len);
     free(buf);
+    clock_t t0 = clock();
     LLVMFuzzerTestOneInput(exact, len);
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
     free(exact);
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    if (!strncmp(name, "timeout-", 8) && cpu > TIMEOUT_CPU_SECONDS) {
+        fprintf(stderr, "%s: %.2f s of CPU, more than the %.1f s a saved timeout may take\n", path, cpu,
+                TIMEOUT_CPU_SECONDS);
+        return 1;
+    }
     return 0;
 }
 
