@@ -245,6 +245,11 @@ def windows(rates, qlen, n, width):
             for w in sorted(samples)]
 
 
+def jain(xs):
+    """Jain's fairness index of the shares xs (1: all equal)."""
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+
 def bottleneck(sim, n, *args, join=None, stop=20):
     """n flows start together (the last at `join` ms, when given)."""
     msgs = "".join(f"    - {{src: h{i}, dst: h{n}, size: 1GiB"
@@ -269,15 +274,14 @@ workload:
     for r in rates:
         if int(r["time_ps"]) > stop * 10**9 // 2 and r["dst"] == f"h{n}":
             half[r["src"]] += float(r["throughput_bps"])
-    xs = list(half.values())
-    jain = sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+    fairness = jain(list(half.values()))
     q = [int(r["total_bytes"]) for r in qlen if r["port"] == f"s0-{n}"]
     s = summary(out)
     series = collections.defaultdict(list)
     for r in rates:
         if r["dst"] == f"h{n}":
             series[r["src"]].append((int(r["time_ps"]) / 1e9, float(r["throughput_bps"]) / 1e9))
-    return {"n": n, "min_ms": min(per_ms[1:]) / 1e9, "per_ms": [x / 1e9 for x in per_ms], "jain": jain,
+    return {"n": n, "min_ms": min(per_ms[1:]) / 1e9, "per_ms": [x / 1e9 for x in per_ms], "jain": fairness,
             "queue": sum(q) / len(q) if q else 0, "rtx": s["totals"]["retransmitted"],
             "timeouts": s["totals"]["timeouts"], "series": series}
 

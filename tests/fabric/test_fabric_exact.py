@@ -11,9 +11,7 @@ Wire arithmetic: a RoCEv2/IPv4 WRITE frame is 14 + 20 + 8 + 12 (BTH) +
 more on the wire (preamble and delimiter 8, FCS 4, gap 12), serialized
 at the link rate and rounded up to the picosecond."""
 import collections
-import csv
 import glob
-import json
 import math
 import os
 import subprocess
@@ -23,6 +21,7 @@ import unittest
 
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
+from sim_checks import summary, table  # noqa: E402
 from testlib import RDMASIM, main, pcap_records, seconds  # noqa: E402
 
 PS, US = 10**12, 10**6
@@ -44,16 +43,6 @@ def sim(tmp, text, *args, name="out"):
     if p.returncode != 0:
         raise AssertionError(f"rdmasim sim: exit {p.returncode}\n{p.stderr}")
     return out
-
-
-def table(out, name):
-    with open(os.path.join(out, name)) as f:
-        return list(csv.DictReader(f))
-
-
-def summary(out):
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)
 
 
 class DcqcnAlpha(unittest.TestCase):

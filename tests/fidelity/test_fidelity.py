@@ -39,6 +39,9 @@ sys.path.insert(0, os.path.join(TOP, "tests"))
 import sim_checks  # noqa: E402
 from sim_checks import summary, table, write_config  # noqa: E402
 from testlib import main, seconds  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+import validate  # noqa: E402  (the bottleneck measures make validate reports)
+from validate import jain  # noqa: E402
 
 
 def run_sim(config, out, *args, check=True):
@@ -46,10 +49,6 @@ def run_sim(config, out, *args, check=True):
     return sim_checks.run_sim(config, out, *args, check=check, timeout=900)
 PS = 10**12
 MS = 10**9  # picoseconds
-
-
-def jain(xs):
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
 
 
 def bottleneck(n, stop="20ms", switch="", nic="", starts=None):
@@ -76,28 +75,9 @@ workload:
 
 def windows(out, n, width=MS):
     """Throughput (bits/s, wire bytes) out of the bottleneck port (s0-n,
-    towards the receiver hn) in every `width` window, in order: what the
-    senders put on their links (rates.csv) less what stayed in the
-    bottleneck queue (qlen.csv)."""
-    tput, samples = collections.defaultdict(float), collections.defaultdict(set)
-    for r in table(out, "rates.csv"):
-        t = int(r["time_ps"])
-        w = (t - 1) // width
-        samples[w].add(t)
-        if r["dst"] == f"h{n}":
-            tput[w] += float(r["throughput_bps"])
-    depth = [(int(r["time_ps"]), int(r["total_bytes"])) for r in table(out, "qlen.csv")
-             if r["port"] == f"s0-{n}"]
-
-    def queued(t):
-        q = 0
-        for at, b in depth:
-            if at > t:
-                break
-            q = b
-        return q
-    return [tput[w] / len(samples[w]) - (queued((w + 1) * width) - queued(w * width)) * 8 * PS / width
-            for w in sorted(samples)]
+    towards the receiver hn) in every `width` window, in order, measured
+    as make validate measures it."""
+    return validate.windows(table(out, "rates.csv"), table(out, "qlen.csv"), n, width)
 
 
 class EcnMarkingPoint(unittest.TestCase):

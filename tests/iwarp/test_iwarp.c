@@ -663,6 +663,25 @@ END_TEST
 /* Past max_conns the least recently active connection ages out: an MPA
  * one with an error PDU that names it and says it is about another
  * connection (aged); octets held out of order at the end are reported. */
+/* A SYN of another connection, from a third address, fed to h's stream:
+ * a new connection that may make an old one age out. */
+static void feed_other_syn(struct harness *h)
+{
+    struct rdma_pkt pkt, d;
+    struct rdma_tcp tcp;
+    static uint8_t frame[128];
+    size_t n;
+    const uint8_t other[4] = {10, 9, 9, 9};
+    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h->side[1].ip, 7777, 80);
+    tcp.flags = RDMA_TCP_SYN;
+    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
+    struct rdma_iwarp_seg seg;
+    rdma_iwarp_feed(h->s, &d, frame, ++h->frame, &seg);
+}
+
 START_TEST(stream_aged_out_and_held_octets)
 {
     struct harness h;
@@ -671,20 +690,8 @@ START_TEST(stream_aged_out_and_held_octets)
     rdma_iwarp_stream_set_limits(h.s, &lim);
     mpa_handshake(&h, false, true);
     /* a SYN of another connection, from a third address */
-    struct rdma_pkt pkt, d;
-    struct rdma_tcp tcp;
-    static uint8_t frame[128];
-    size_t n;
-    const uint8_t other[4] = {10, 9, 9, 9};
-    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h.side[1].ip, 7777, 80);
-    tcp.flags = RDMA_TCP_SYN;
-    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
-    struct rdma_decode_config cfg;
-    rdma_decode_config_init(&cfg);
-    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
-    struct rdma_iwarp_seg seg;
     struct rdma_iwarp_pdu pdu;
-    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    feed_other_syn(&h);
     ck_assert(rdma_iwarp_next(h.s, &pdu));
     ck_assert(pdu.aged);
     ck_assert_uint_eq(pdu.kind, RDMA_IWARP_PDU_ERROR);
@@ -743,20 +750,8 @@ START_TEST(stream_aged_out_idle)
     /* a SYN of another connection 5.001 us after the last segment */
     rdma_iwarp_stream_set_time(h.s, 1009001);
     rdma_iwarp_stream_set_time(h.s, 1000000); /* time does not go back */
-    struct rdma_pkt pkt, d;
-    struct rdma_tcp tcp;
-    static uint8_t frame[128];
-    size_t n;
-    const uint8_t other[4] = {10, 9, 9, 9};
-    tcp_headers(&pkt, &tcp, false, NULL, NULL, other, h.side[1].ip, 7777, 80);
-    tcp.flags = RDMA_TCP_SYN;
-    ck_assert_int_eq(rdma_tcp_encode(&pkt, &tcp, NULL, 0, frame, sizeof frame, &n), RDMA_OK);
-    struct rdma_decode_config cfg;
-    rdma_decode_config_init(&cfg);
-    rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d);
-    struct rdma_iwarp_seg seg;
     struct rdma_iwarp_pdu pdu;
-    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    feed_other_syn(&h);
     ck_assert(rdma_iwarp_next(h.s, &pdu));
     ck_assert(pdu.aged);
     ck_assert_str_eq(pdu.reason,
@@ -774,7 +769,7 @@ START_TEST(stream_aged_out_idle)
     rdma_iwarp_stream_set_limits(h.s, &lim);
     mpa_handshake(&h, false, true);
     rdma_iwarp_stream_set_time(h.s, UINT64_C(3600000000000));
-    rdma_iwarp_feed(h.s, &d, frame, ++h.frame, &seg);
+    feed_other_syn(&h);
     ck_assert(!rdma_iwarp_next(h.s, &pdu));
     rdma_iwarp_stream_stats(h.s, &st);
     ck_assert_uint_eq(st.conns, 2);
