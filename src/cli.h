@@ -13,6 +13,9 @@
 /* "100us" -> 100000: a whole number of ns, us, ms, s or min (a bare number
  * is nanoseconds), more than zero. */
 bool cli_parse_duration(const char *s, uint64_t *ns);
+/* "512MiB" -> 536870912: a whole number of bytes with B, KB, MB, GB, TB
+ * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), or none. */
+bool cli_parse_size(const char *s, uint64_t *bytes);
 /* A decimal count in [lo, hi]. */
 bool cli_parse_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *v);
 

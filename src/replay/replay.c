@@ -101,28 +101,10 @@ static void usage(FILE *f)
             "covers the frames before the damage).\n");
 }
 
-/* "512MiB", "4GiB", "1000000" (bytes); KB, MB, GB, TB are powers of 1000. */
+/* A size (cli_parse_size: "512MiB", "4GiB", "1000000") room for one flow at least. */
 static bool parse_size(const char *s, uint64_t *bytes)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"", 1}, {"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
-                 {"TB", 1000000000000}, {"KiB", 1u << 10}, {"MiB", 1u << 20}, {"GiB", 1u << 30},
-                 {"TiB", (uint64_t)1 << 40}};
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return false;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit)) {
-            if (v > UINT64_MAX / units[i].mul)
-                return false;
-            *bytes = v * units[i].mul;
-            return *bytes >= RDMA_REPLAY_FLOW_COST;
-        }
-    return false;
+    return cli_parse_size(s, bytes) && *bytes >= RDMA_REPLAY_FLOW_COST;
 }
 
 /* "100Gbps", "25G", "400g", "10Gb/s", "100" (Gb/s). */

@@ -81,12 +81,8 @@ def main():
                 check(f"{cmd} {opt} {bad} is a usage error", r.returncode == 2 and opt in r.stderr, r.stderr)
             r = rdmasim(cmd, "--help")
             check(f"{cmd} --help names both options", "--max-connections" in r.stdout and "--idle-timeout" in r.stdout)
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)

@@ -97,12 +97,8 @@ def main():
         os.close(fd)
         check("a timeline another run is writing is refused", r.returncode == 2 and "another run" in r.stderr,
               r.stderr)
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)

@@ -75,12 +75,8 @@ def main():
                             "--timeline-max", "1MiB", sa], capture_output=True, text=True, timeout=60)
         check("at 1us the same capture's timeline is written", r.returncode == 0 and os.path.exists(csv),
               r.stderr)
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)

@@ -53,12 +53,8 @@ def main():
               "shrinking.pcap: frame " in err and "shrank" in err, err)
         check("no timeline and no CSV.tmp left", not os.path.exists(csv) and not os.path.exists(csv + ".tmp"),
               str(os.listdir(tmp)))
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)

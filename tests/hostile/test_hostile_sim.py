@@ -90,12 +90,8 @@ def main():
               r.stderr)
         check("without printing what the file holds", "hunter2" not in r.stderr and "opensesame" not in r.stderr,
               r.stderr)
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)

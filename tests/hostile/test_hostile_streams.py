@@ -43,6 +43,21 @@ TIME_SCALE = 3.0 if SANITIZED else 1.0
 MEMORY_SCALE = 4.0 if SANITIZED else 1.0
 
 
+def status():
+    """Say how the checks went; the exit status: 1 when any failed."""
+    print(f"{'FAIL' if failed else 'PASS'}: {failed} failed")
+    return 1 if failed else 0
+
+
+def script(main_fn):
+    """Run a suite's main under a whole-run time limit (a hang fails there,
+    not at the harness's timeout) and exit with its status."""
+    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
+    from testlib import script_limit
+    script_limit(300)
+    sys.exit(main_fn())
+
+
 def run(*args, limit_s=10.0, limit_mb=1024):
     """rdmasim with its output thrown away; (rc, seconds, peak MB, stderr)."""
     limit_s *= TIME_SCALE
@@ -173,12 +188,8 @@ def main():
         gap_never_delivered(tmp)
         delivered_then_resent_different(tmp)
 
-    print(f"{'FAIL' if failed else 'PASS'}: {failed} failed")
-    return 1 if failed else 0
+    return status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    script(main)

@@ -117,12 +117,8 @@ def main():
         if shutil.which("tshark"):
             t = subprocess.run(["tshark", "-r", v6], capture_output=True, text=True).stdout.splitlines()
             check("tshark decodes the same frames as RoCE", len(t) == 3 and all("RRoCE" in x for x in t), str(t))
-    print(f"{'FAIL' if streams.failed else 'PASS'}: {streams.failed} failed")
-    return 1 if streams.failed else 0
+    return streams.status()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.environ.get("TOP_SRCDIR", "."), "tests"))
-    from testlib import script_limit
-    script_limit(300)  # the whole run: a hang fails here, not at the harness's timeout
-    sys.exit(main())
+    streams.script(main)
