@@ -11,26 +11,14 @@
 
 #include "rdma_codec.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const unsigned linktypes[] = {
-    RDMA_LINKTYPE_ETHERNET, RDMA_LINKTYPE_LINUX_SLL, RDMA_LINKTYPE_LINUX_SLL2,
-    RDMA_LINKTYPE_INFINIBAND, RDMA_LINKTYPE_ERF,
-};
-
-static void require(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_frame: property violated: %s\n", what);
-        abort();
-    }
-}
+#define FUZZ_TARGET "fuzz_frame"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    unsigned linktype = linktypes[data[0] % (sizeof linktypes / sizeof linktypes[0])];
+    unsigned linktype = fuzz_linktypes[data[0] % FUZZ_NLINKTYPES];
     size_t extra = data[1];
     const uint8_t *frame = data + 2;
     size_t len = size - 2;

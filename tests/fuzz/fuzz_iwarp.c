@@ -18,19 +18,12 @@
 
 #include "rdma_iwarp.h"
 
+#define FUZZ_TARGET "fuzz_iwarp"
+#include "fuzz_common.h"
+
 #define SEG_HDR 7
 #define LINE_MAX_BYTES 16384 /* src/decode.c */
 #define MAX_PAYLOAD (65535 - 40 - 20)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void require(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_iwarp: property violated: %s\n", what);
-        abort();
-    }
-}
 
 /* Each direction starts just below a 2^31 or 2^32 boundary, so sequence
  * number wrap is reached within a few segments. */

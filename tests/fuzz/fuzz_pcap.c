@@ -16,7 +16,8 @@
 #include "capture.h"
 #include "rdma_iwarp.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#define FUZZ_TARGET "fuzz_pcap"
+#include "fuzz_common.h"
 
 static char path[64];
 
@@ -36,14 +37,6 @@ static int setup(void)
     close(fd);
     atexit(cleanup);
     return 0;
-}
-
-static void require(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_pcap: property violated: %s\n", what);
-        abort();
-    }
 }
 
 static void reread(const struct rdma_capture *cap, const struct rdma_capture_frame *f)

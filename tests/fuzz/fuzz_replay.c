@@ -20,23 +20,11 @@
 #include "rdma_codec.h"
 #include "rdma_replay.h"
 
+#define FUZZ_TARGET "fuzz_replay"
+#include "fuzz_common.h"
+
 #define FRAME_HDR 4
 #define INTERVAL_NS 20000u
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const unsigned linktypes[] = {
-    RDMA_LINKTYPE_ETHERNET, RDMA_LINKTYPE_LINUX_SLL, RDMA_LINKTYPE_LINUX_SLL2,
-    RDMA_LINKTYPE_INFINIBAND, RDMA_LINKTYPE_ERF,
-};
-
-static void require(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_replay: property violated: %s\n", what);
-        abort();
-    }
-}
 
 struct seen {
     uint64_t frames;   /* fed so far */
@@ -136,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    unsigned linktype = linktypes[data[0] % (sizeof linktypes / sizeof linktypes[0])];
+    unsigned linktype = fuzz_linktypes[data[0] % FUZZ_NLINKTYPES];
     struct rdma_decode_config dcfg;
     rdma_decode_config_init(&dcfg);
     struct seen s = {0};
