@@ -371,6 +371,32 @@ static enum rdma_status decode_ib(const struct rdma_decode_config *cfg, struct c
     return (enum rdma_status)pkt->status;
 }
 
+/* A link packet (IBA vol. 1, 7.9.4): a flow-control packet, operand 0
+ * (normal) or 1 (initialization); the other operands are reserved. Its
+ * LPCRC is the VCRC's CRC-16 over the first four bytes. */
+static enum rdma_status decode_ibfc(const struct rdma_decode_config *cfg, struct cursor *c,
+                                    struct rdma_pkt *pkt)
+{
+    pkt->proto = RDMA_PROTO_IB;
+    const uint8_t *p = TAKE_HEADER(c, pkt, RDMA_IBFC_FIELDS, RDMA_HDR_IBFC, RDMA_HDR_SIZE_IBFC,
+                                   &pkt->ibfc);
+    if (!p)
+        return truncated(pkt, "flow control packet");
+    if (pkt->ibfc.op > 1)
+        return fail(pkt, RDMA_MALFORMED, "link packet operand is reserved");
+    if (c->pos != c->wire)
+        return fail(pkt, RDMA_MALFORMED, "link packet longer than 6 bytes");
+    pkt->vcrc.present = true;
+    pkt->vcrc.value = pkt->ibfc.lpcrc;
+    if (cfg->verify_crc) {
+        pkt->vcrc.computed = rdma_vcrc(p, 4);
+        pkt->vcrc.ok = pkt->vcrc.computed == pkt->vcrc.value;
+        if (!pkt->vcrc.ok)
+            fail(pkt, RDMA_BAD_VCRC, "LPCRC mismatch");
+    }
+    return (enum rdma_status)pkt->status;
+}
+
 /* ERF records may be followed by 8-byte extension headers, chained by the
  * top bit of their first byte (and of the record type for the first). */
 static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct cursor *c,
@@ -394,6 +420,8 @@ static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct 
         c->wire = wire;
     if (c->captured > c->wire)
         c->captured = c->wire;
+    if (type == RDMA_ERF_TYPE_INFINIBAND_LINK)
+        return decode_ibfc(cfg, c, pkt);
     return decode_ib(cfg, c, pkt);
 }
 
@@ -447,6 +475,10 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
             return truncated(pkt, "Linux cooked v2 header");
         return decode_ethertype(cfg, &c, pkt, pkt->sll2.etype);
     case RDMA_LINKTYPE_INFINIBAND:
+        /* a packet of 6 bytes on the wire is a link packet: the smallest
+         * data packet has an LRH and a VCRC */
+        if (wirelen == RDMA_HDR_SIZE_IBFC)
+            return decode_ibfc(cfg, &c, pkt);
         return decode_ib(cfg, &c, pkt);
     case RDMA_LINKTYPE_ERF:
         return decode_erf(cfg, &c, pkt);

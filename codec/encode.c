@@ -286,6 +286,19 @@ static enum rdma_status encode_ib(struct writer *w, const struct rdma_pkt *pkt)
     return w->overflow ? RDMA_TRUNCATED : RDMA_OK;
 }
 
+/* A flow-control packet with its LPCRC (IBA vol. 1, 7.9.4). */
+static enum rdma_status encode_ibfc(struct writer *w, const struct rdma_pkt *pkt)
+{
+    if (!(pkt->present & RDMA_HDR_IBFC) || pkt->ibfc.op > 1)
+        return RDMA_MALFORMED;
+    size_t at = w->len;
+    PUT_HEADER(w, RDMA_IBFC_FIELDS, IBFC, &pkt->ibfc);
+    if (w->overflow)
+        return RDMA_TRUNCATED;
+    rdma_put_be16(w->buf + at + 4, rdma_vcrc(w->buf + at, 4));
+    return RDMA_OK;
+}
+
 static void encode_mac_control(struct writer *w, const struct rdma_pkt *pkt)
 {
     const struct rdma_pfc *pfc = &pkt->pfc;
@@ -310,7 +323,8 @@ static enum rdma_status encode_erf(struct writer *w, const struct rdma_pkt *pkt)
         erf.type = RDMA_ERF_TYPE_INFINIBAND;
     erf.type &= 0x7f; /* extension headers are not written */
     PUT_HEADER(w, RDMA_ERF_FIELDS, ERF, &erf);
-    enum rdma_status st = encode_ib(w, pkt);
+    enum rdma_status st = erf.type == RDMA_ERF_TYPE_INFINIBAND_LINK ? encode_ibfc(w, pkt)
+                                                                    : encode_ib(w, pkt);
     if (st != RDMA_OK)
         return st;
     size_t ib_len = w->len - erf_at - RDMA_HDR_SIZE_ERF;
@@ -327,7 +341,7 @@ enum rdma_status rdma_encode(const struct rdma_pkt *pkt, uint8_t *out, size_t ou
     enum rdma_status st = RDMA_OK;
     *out_len = 0;
     if (pkt->linktype == RDMA_LINKTYPE_INFINIBAND) {
-        st = encode_ib(&w, pkt);
+        st = pkt->present & RDMA_HDR_IBFC ? encode_ibfc(&w, pkt) : encode_ib(&w, pkt);
     } else if (pkt->linktype == RDMA_LINKTYPE_ERF) {
         st = encode_erf(&w, pkt);
     } else if (pkt->linktype == RDMA_LINKTYPE_ETHERNET || pkt->linktype == RDMA_LINKTYPE_LINUX_SLL ||

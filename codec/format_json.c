@@ -330,6 +330,8 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         JSON_HEADER(o, "ipv6", RDMA_IPV6_FIELDS, &pkt->ipv6);
     if (has & RDMA_HDR_UDP)
         JSON_HEADER(o, "udp", RDMA_UDP_FIELDS, &pkt->udp);
+    if (has & RDMA_HDR_IBFC)
+        JSON_HEADER(o, "ibfc", RDMA_IBFC_FIELDS, &pkt->ibfc);
     if (has & RDMA_HDR_LRH)
         JSON_HEADER(o, "lrh", RDMA_LRH_FIELDS, &pkt->lrh);
     if (has & RDMA_HDR_GRH)
@@ -365,7 +367,9 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         member_u64(o, "payload_len", pkt->payload_len);
     if (pkt->icrc.present)
         json_crc(o, "icrc", &pkt->icrc);
-    if (pkt->vcrc.present)
+    if (pkt->vcrc.present && (has & RDMA_HDR_IBFC))
+        json_crc(o, "lpcrc", &pkt->vcrc);
+    else if (pkt->vcrc.present)
         json_crc(o, "vcrc", &pkt->vcrc);
     if (pkt->status != RDMA_OK)
         json_error(o, pkt);

@@ -13,6 +13,8 @@ static void address(struct out *o, const struct rdma_pkt *pkt, bool src)
         rdma__out_array(o, src ? pkt->ipv6.src : pkt->ipv6.dst, 16, RDMA_ARRAY_IPV6);
     else if (pkt->present & RDMA_HDR_GRH)
         rdma__out_array(o, src ? pkt->grh.sgid : pkt->grh.dgid, 16, RDMA_ARRAY_IPV6);
+    else if (pkt->present & RDMA_HDR_IBFC)
+        out_str(o, "link");
     else if (pkt->present & RDMA_HDR_LRH) {
         out_str(o, "LID ");
         out_u64(o, src ? pkt->lrh.slid : pkt->lrh.dlid);
@@ -122,6 +124,13 @@ size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
         transport(o, pkt);
     } else if (pkt->present & RDMA_HDR_PFC) {
         mac_control(o, &pkt->pfc);
+    } else if (pkt->present & RDMA_HDR_IBFC) {
+        out_str(o, pkt->ibfc.op ? "FlowCtl init VL=" : "FlowCtl VL=");
+        out_u64(o, pkt->ibfc.vl);
+        out_str(o, " FCTBS=");
+        out_u64(o, pkt->ibfc.fctbs);
+        out_str(o, " FCCL=");
+        out_u64(o, pkt->ibfc.fccl);
     } else if (pkt->proto == RDMA_PROTO_IB) {
         out_str(o, "raw LNH=");
         out_u64(o, pkt->lrh.lnh);
@@ -143,7 +152,9 @@ size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
     }
     if (pkt->icrc.present)
         out_str(o, pkt->icrc.ok ? " ICRC ok" : " ICRC BAD");
-    if (pkt->vcrc.present)
+    if (pkt->vcrc.present && (pkt->present & RDMA_HDR_IBFC))
+        out_str(o, pkt->vcrc.ok ? " LPCRC ok" : " LPCRC BAD");
+    else if (pkt->vcrc.present)
         out_str(o, pkt->vcrc.ok ? " VCRC ok" : " VCRC BAD");
     if (pkt->status != RDMA_OK && pkt->status != RDMA_BAD_ICRC && pkt->status != RDMA_BAD_VCRC) {
         out_str(o, " [");

@@ -146,6 +146,16 @@ static inline uint32_t rdma_psn_add(uint32_t a, uint32_t n)
     F(pktlen, uint16_t, 4, 0, 11)                                              \
     F(slid, uint16_t, 6, 0, 16)
 
+/* An InfiniBand flow-control packet (IBA vol. 1, 7.9.4), a link packet:
+ * operand (0 normal, 1 initialization), flow control total blocks sent,
+ * virtual lane, flow control credit limit, and the link packet CRC. */
+#define RDMA_IBFC_FIELDS(F, A)                                                 \
+    F(op, uint8_t, 0, 4, 4)                                                    \
+    F(fctbs, uint16_t, 0, 0, 12)                                               \
+    F(vl, uint8_t, 2, 4, 4)                                                    \
+    F(fccl, uint16_t, 2, 0, 12)                                                \
+    F(lpcrc, uint16_t, 4, 0, 16)
+
 #define RDMA_GRH_FIELDS(F, A)                                                  \
     F(ipver, uint8_t, 0, 28, 4)                                                \
     F(tclass, uint8_t, 0, 20, 8)                                               \
@@ -294,6 +304,7 @@ RDMA__DEFINE_HEADER(rdma_erf, RDMA_ERF_FIELDS);
 RDMA__DEFINE_HEADER(rdma_ip, RDMA_IP_FIELDS);
 RDMA__DEFINE_HEADER(rdma_ipv6, RDMA_IPV6_FIELDS);
 RDMA__DEFINE_HEADER(rdma_udp, RDMA_UDP_FIELDS);
+RDMA__DEFINE_HEADER(rdma_ibfc, RDMA_IBFC_FIELDS);
 RDMA__DEFINE_HEADER(rdma_lrh, RDMA_LRH_FIELDS);
 RDMA__DEFINE_HEADER(rdma_grh, RDMA_GRH_FIELDS);
 RDMA__DEFINE_HEADER(rdma_bth, RDMA_BTH_FIELDS);
@@ -362,6 +373,7 @@ struct rdma_cm {
     H(ip, IP, 20)                                                              \
     H(ipv6, IPV6, 40)                                                          \
     H(udp, UDP, 8)                                                             \
+    H(ibfc, IBFC, 6)                                                           \
     H(lrh, LRH, 8)                                                             \
     H(grh, GRH, 40)                                                            \
     H(bth, BTH, 12)                                                            \
@@ -551,6 +563,7 @@ struct rdma_pkt {
     struct rdma_ip ip;
     struct rdma_ipv6 ipv6;
     struct rdma_udp udp;
+    struct rdma_ibfc ibfc;
     struct rdma_lrh lrh;
     struct rdma_grh grh;
     struct rdma_bth bth;
@@ -576,7 +589,7 @@ struct rdma_pkt {
     uint32_t frame_len;          /* bytes of the frame as captured */
     uint32_t wire_len;           /* bytes of the frame on the wire */
     struct rdma_crc icrc;
-    struct rdma_crc vcrc;
+    struct rdma_crc vcrc;  /* of a flow-control packet: its LPCRC, the same CRC-16 */
 };
 
 /* Whether rdma_decode() knows the pcap link type. */

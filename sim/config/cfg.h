@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config/cfg_fabric.h"
+#include "config/cfg_ib.h"
 #include "engine/engine.h"
 
 
@@ -52,7 +53,9 @@ static inline bool sim__op_uses_recv(unsigned op)
     X(ECMP, "ecmp")         /* a hash of the flow: one path per queue pair */  \
     X(DMODK, "dmodk")       /* by destination: destination-mod-k on fat-trees */ \
     X(SPRAY, "spray")       /* per packet, at random */                        \
-    X(ADAPTIVE, "adaptive") /* per packet, the port with the fewest bytes queued */
+    X(ADAPTIVE, "adaptive") /* per packet, the port with the fewest bytes queued */ \
+    X(MINHOP, "minhop")     /* InfiniBand: OpenSM's min-hop, LIDs balanced over ports */ \
+    X(FTREE, "ftree")       /* InfiniBand: OpenSM's fat-tree engine (dmodk's choice) */
 
 enum cfg_routing {
 #define CFG__ROUTING_ENUM(name, str) CFG_ROUTING_##name,
@@ -75,6 +78,7 @@ struct cfg_nic {
     bool ipv6;
     uint8_t ecn;  /* ECN codepoint of data frames (2: ECT(0)) */
     uint8_t dscp;
+    uint8_t sl; /* InfiniBand service level of the queue pairs' packets */
     sim_time_t tx_latency; /* the NIC's transmit pipeline, without PCIe modelled */
     sim_time_t rx_latency; /* its receive pipeline, likewise */
     bool ooo;              /* the responder places requests out of order, by PSN */
@@ -88,6 +92,7 @@ struct cfg_link_params {
     uint32_t mtu;      /* largest IP packet, bytes */
     double loss;       /* probability a frame is lost */
     double ber;        /* bit error rate */
+    uint8_t lanes;     /* an InfiniBand rate's width (4x: 4); 0 when given in bits per second */
 };
 
 enum cfg_node_kind { CFG_HOST, CFG_SWITCH };
@@ -141,6 +146,7 @@ struct sim_config {
     struct cfg_msg *msgs;
     size_t nmsgs, capmsgs;
     struct cfg_fabric fabric;
+    struct cfg_ib ib;
     struct sim_pcie_config *pcie; /* PCIe inside the hosts (cfg_pcie.h); NULL: none configured */
 };
 

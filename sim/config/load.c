@@ -73,8 +73,15 @@ static bool link_param_values(struct loader *L, struct fy_node **v, const char *
     uint64_t x;
     char w[128];
     snprintf(w, sizeof w, "%s rate", what);
-    if (v[0] && !sim__get_rate(L, v[0], w, &p->rate))
-        return false;
+    if (v[0]) {
+        char buf[32];
+        if (!fy_node_is_scalar(v[0]) || !sim__scalar(L, v[0], w, buf, sizeof buf) ||
+            !sim__ib_rate(buf, &p->rate, &p->lanes)) {
+            p->lanes = 0;
+            if (!sim__get_rate(L, v[0], w, &p->rate))
+                return false;
+        }
+    }
     snprintf(w, sizeof w, "%s delay", what);
     if (v[1] && !sim__get_time(L, v[1], w, &p->delay))
         return false;
@@ -111,8 +118,8 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
     static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
                                        "timeout", "retry_count", "rnr_retry", "rnr_timer",
                                        "ipv6", "ecn", "dscp", "ooo", "ooo_window", "tx_latency",
-                                       "rx_latency", SIM_NIC_FABRIC_KEYS, NULL};
-    struct fy_node *v[16 + SIM_NNIC_FABRIC_KEYS];
+                                       "rx_latency", "sl", SIM_NIC_FABRIC_KEYS, NULL};
+    struct fy_node *v[17 + SIM_NNIC_FABRIC_KEYS];
     if (!sim__fields(L, map, what, keys, v))
         return false;
     uint64_t x;
@@ -180,7 +187,13 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
         if (*lat[i] > SIM_MS)
             return sim__fail(L, v[13 + i], "%s: must lie between 0 and 1ms", latn[i]);
     }
-    return sim__nic_fabric(L, v + 15, &nic->fab);
+    if (v[15]) {
+        uint32_t sl;
+        if (!sim__get_u32(L, v[15], "nic sl", 0, CFG_IB_SLS - 1, &sl))
+            return false;
+        nic->sl = (uint8_t)sl;
+    }
+    return sim__nic_fabric(L, v + 16, &nic->fab);
 }
 
 /* ---- topology -------------------------------------------------------------- */
@@ -264,10 +277,18 @@ static bool link_list(struct loader *L, struct fy_node *seq, const struct cfg_li
 static bool topology(struct loader *L, struct fy_node *map)
 {
     static const char *const keys[] = {"link_defaults", "switch_defaults", "hosts", "switches",
-                                       "links", "generate", "routing", NULL};
-    struct fy_node *v[8];
+                                       "links", "generate", "routing", "fabric", NULL};
+    struct fy_node *v[9];
     if (!sim__fields(L, map, "topology", keys, v))
         return false;
+    if (v[7]) {
+        char buf[32];
+        if (!sim__scalar(L, v[7], "topology fabric", buf, sizeof buf))
+            return false;
+        if (strcmp(buf, "roce") && strcmp(buf, "infiniband"))
+            return sim__fail(L, v[7], "topology fabric: '%s' is not roce or infiniband", buf);
+        L->cfg->ib.enable = !strcmp(buf, "infiniband");
+    }
     if (v[6]) {
         char buf[32];
         if (!sim__scalar(L, v[6], "topology routing", buf, sizeof buf))
@@ -276,9 +297,10 @@ static bool topology(struct loader *L, struct fy_node *map)
         for (r = 0; r < CFG_ROUTING_COUNT && strcmp(buf, sim__routing_name(r)); r++)
             ;
         if (r == CFG_ROUTING_COUNT)
-            return sim__fail(L, v[6], "topology routing: '%s' is not one of ecmp, dmodk, spray, adaptive",
-                             buf);
+            return sim__fail(L, v[6], "topology routing: '%s' is not one of ecmp, dmodk, spray, "
+                                      "adaptive (RoCE), minhop, ftree (InfiniBand)", buf);
         L->cfg->routing = (uint8_t)r;
+        L->routing_at = v[6];
     }
     struct cfg_link_params defaults = {
         .rate = CFG_DEFAULT_RATE, .delay = CFG_DEFAULT_DELAY, .mtu = CFG_DEFAULT_LINK_MTU,
@@ -626,9 +648,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
                                        "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie",
-                                       "max_memory", NULL};
-    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY };
-    struct fy_node *v[MAX_MEMORY + 1];
+                                       "max_memory", "infiniband", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, INFINIBAND };
+    struct fy_node *v[INFINIBAND + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -659,6 +681,10 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     if (!topology(L, v[6]))
         return false;
     L->file = cfg->path;
+    if (v[INFINIBAND] && !sim__ib_top(L, v[INFINIBAND]))
+        return false;
+    if (!sim__check_ib(L, v[6]))
+        return false;
     if (v[4] && !trace_list(L, v[4]))
         return false;
     if (!check_hosts(L) || !sim__top_fabric(L, v + 8) || !sim__check_fabric(L))
@@ -685,6 +711,7 @@ struct sim_config *sim__config_parse(const char *path, const char *const *sets, 
     cfg->snaplen = CFG_DEFAULT_SNAPLEN;
     sim__cfg_nic_defaults(&cfg->nic);
     sim__cfg_fabric_init(&cfg->fabric);
+    sim__cfg_ib_defaults(&cfg->ib);
 
     struct loader L = {.cfg = cfg, .costs = costs, .err = err, .errcap = errcap};
     if (errcap)

@@ -627,6 +627,8 @@ bool sim__check_fabric(struct loader *L)
             continue;
         }
         const struct cfg_switch *s = &cfg->fabric.sw[n->swp];
+        if (cfg->ib.enable)
+            continue; /* buffers are counted in credits per VL (load_ib.c) */
         if (s->lossless && !s->shared_buffer)
             ok = sim__fail_at(L, &n->pos, "switch '%s': pfc needs a shared_buffer", n->name);
         else if (s->shared_buffer && s->shared_buffer < need[i] + 2 * frame[i])

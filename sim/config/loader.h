@@ -38,6 +38,7 @@ struct loader {
     const char *trace_file;
     uint64_t max_memory; /* max_memory, or 0: what the machine lets the process use */
     uint64_t data_bytes; /* memory the messages so far hold with payload: data */
+    struct fy_node *routing_at; /* topology routing, when the file sets it */
 };
 
 /* Record the first error at node n (NULL: no position) and return false. */
@@ -143,5 +144,14 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
  * (buffers that hold their ports' headroom). */
 bool sim__top_fabric(struct loader *L, struct fy_node **v);
 bool sim__check_fabric(struct loader *L);
+
+/* ---- InfiniBand (load_ib.c) ---------------------------------------------------------- */
+/* A rate by its IB name ("4xEDR", "EDR" for one lane): data bits per
+ * second and lanes; false when s is not one. */
+bool sim__ib_rate(const char *s, uint64_t *bps, uint8_t *lanes);
+/* The top-level `infiniband` mapping. */
+bool sim__ib_top(struct loader *L, struct fy_node *map);
+/* After the topology, when the fabric is InfiniBand (errors point at `at`). */
+bool sim__check_ib(struct loader *L, struct fy_node *at);
 
 #endif

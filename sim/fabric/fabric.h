@@ -72,13 +72,28 @@ void sim__mmu_release(struct sim_mmu *m, struct sim_pg *g, uint64_t len);
 bool sim__mmu_should_pause(const struct sim_mmu *m, const struct sim_pg *g);
 bool sim__mmu_may_resume(const struct sim_mmu *m, const struct sim_pg *g);
 
+/* ---- InfiniBand VL arbitration (vlarb.c) ---------------------------------------- */
+struct sim_vlarb {
+    uint8_t cur[2];     /* current entry of the high [0] and low [1] table */
+    int32_t left[2];    /* bytes of weight the current entry has left */
+    uint8_t table;      /* the table of the VL picked last */
+    uint8_t high_vls, low_vls; /* VLs with a weight in each table */
+    uint64_t high_sent; /* high-priority bytes sent while low priority waited */
+};
+void sim__vlarb_init(struct sim_vlarb *s, const struct cfg_vlarb *a);
+/* The VL to send from among `ready`, or -1; then sim__vlarb_sent with the
+ * packet's length. */
+int sim__vlarb_pick(struct sim_vlarb *s, const struct cfg_vlarb *a, uint8_t ready);
+void sim__vlarb_sent(struct sim_vlarb *s, uint32_t len);
+
 /* ---- the switch (switch.c) --------------------------------------------------------- */
 struct sw_item {
     struct sim_frame *f;
     uint32_t len;
     uint16_t in; /* ingress port index */
     uint8_t prio;
-    uint8_t l3;  /* offset of the IP header (SW_L3_OFF), SW_L3_V6, SW_L3_ECT */
+    uint8_t l3;  /* offset of the IP header (SW_L3_OFF), SW_L3_V6, SW_L3_ECT;
+                  * InfiniBand: the VL it came in on */
 };
 #define SW_L3_OFF 0x3f
 #define SW_L3_ECT 0x40 /* ECT(0) or ECT(1): RED may mark it */
@@ -104,6 +119,8 @@ struct sw_port {
     struct sim_red red;
     sim_time_t storm_since[SIM_PRIOS];
     struct sim_timer watchdog; /* PFC_WATCHDOG: has a class been paused too long? */
+    struct sim_vlarb vlarb;    /* InfiniBand: classes are VLs */
+    uint32_t ibcc_count;       /* InfiniBand CC: packets since the last FECN mark */
 };
 
 struct sim_switch {
@@ -115,5 +132,15 @@ struct sim_switch {
 };
 
 static inline struct sim_switch *sim__switch_of(struct sim_node *n) { return (struct sim_switch *)n; }
+
+/* The queues both kinds of switch keep (switch.c). */
+void sim__swq_push(struct sw_queue *q, struct sw_item it);
+/* Take the head of class c of a port (its buffer is the caller's). */
+struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c);
+void sim__switch_fini(struct sim_component *c);
+
+/* An InfiniBand switch (ib_switch.c): the same queues, forwarding by LFT,
+ * credits instead of a shared buffer and PFC, VL arbitration, IB CC. */
+struct sim_node *sim__ib_switch_create(struct sim_network *net, uint32_t index);
 
 #endif

@@ -101,7 +101,7 @@ static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pk
 }
 
 /* ---- queues ---------------------------------------------------------------------- */
-static void q_push(struct sw_queue *q, struct sw_item it)
+void sim__swq_push(struct sw_queue *q, struct sw_item it)
 {
     if (q->tail - q->head == q->cap) {
         uint32_t cap = q->cap ? 2 * q->cap : 64;
@@ -116,8 +116,7 @@ static void q_push(struct sw_queue *q, struct sw_item it)
     q->bytes += it.len;
 }
 
-/* Take the head of class c of port p and free its buffer. */
-static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
+struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c)
 {
     struct sw_queue *q = &sp->q[c];
     struct sw_item it = q->ring[q->head++ & (q->cap - 1)];
@@ -130,6 +129,13 @@ static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c
         sp->busy &= (uint8_t)~(1u << c);
         q->deficit = 0;
     }
+    return it;
+}
+
+/* Take the head of class c of port p and free its buffer. */
+static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
+{
+    struct sw_item it = sim__swq_pop(sp, c);
     struct sim_pg *g = &sw->sp[it.in].pg[it.prio];
     sim__mmu_release(&sw->mmu, g, it.len);
     struct sim_port *in = sw->node.ports[it.in];
@@ -224,8 +230,8 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
      * such switches fall back to store and forward: the port would
      * otherwise run out of it. */
     uint64_t wire = (uint64_t)f->len + in->wire_extra;
-    if (in->peer->cut_through && wire > SIM_CUT_THROUGH_BYTES && n->ports[out]->p.rate > in->p.rate) {
-        sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(SIM_CUT_THROUGH_BYTES, in->p.rate);
+    if (in->peer->cut_through && wire > in->cut_bytes && n->ports[out]->p.rate > in->p.rate) {
+        sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(in->cut_bytes, in->p.rate);
         /* what the headers said rides along: no second decode */
         f->in = (uint16_t)in->index;
         f->out = (uint16_t)out;
@@ -285,7 +291,7 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
         sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
         sim__ecn_mark(f->data + (l3 & SW_L3_OFF), l3 & SW_L3_V6))
         op->st.ecn_marked++;
-    q_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
+    sim__swq_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
                                .l3 = l3});
     sp->busy |= bit;
     sp->bytes += len;
@@ -423,7 +429,7 @@ static void sw_init(struct sim_component *c)
         sim__ecn_resolve(p, n->ports[i]->p.rate, cap, &sw->sp[i].red);
 }
 
-static void sw_fini(struct sim_component *c)
+void sim__switch_fini(struct sim_component *c)
 {
     struct sim_switch *sw = (struct sim_switch *)c;
     if (sw->sp)
@@ -441,11 +447,13 @@ static const struct sim_component_ops switch_ops = {
     .nevents = SW_EV_COUNT,
     .init = sw_init,
     .handle = sw_handle,
-    .fini = sw_fini,
+    .fini = sim__switch_fini,
 };
 
 struct sim_node *sim__switch_create(struct sim_network *net, uint32_t index)
 {
+    if (net->cfg->ib.enable)
+        return sim__ib_switch_create(net, index);
     struct sim_switch *sw = sim__xcalloc(1, sizeof *sw);
     const struct sim_config *cfg = net->cfg;
     rdma_decode_config_init(&sw->dcfg);

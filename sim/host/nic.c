@@ -17,6 +17,7 @@
 
 #include "engine/util.h"
 #include "host/nic.h"
+#include "net/ib.h"
 
 static int find_opcode(uint32_t want, const char *op)
 {
@@ -332,6 +333,9 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
 {
     struct sim_node *n = &nic->host->node;
     struct rdma_pkt pkt;
+    /* the packet leaves the receive buffer: its blocks are credit again */
+    if (nic->port->ib)
+        sim__ib_free(nic->port, sim__ib_vl(f), f->len);
     /* dropped: a bad ICRC, a malformed frame, or no such queue pair */
     if (!nic->transport->parse(nic, f, &pkt) || pkt.bth.destqp - SIM_QPN_BASE >= nic->nqps) {
         n->bad_frames++;
@@ -368,10 +372,15 @@ void sim__nic_init_fabric(struct sim_nic *nic)
 {
     const struct sim_network *net = nic->host->node.net;
     const struct cfg_nic *p = &net->cfg->nodes[nic->host->node.index].nic;
-    nic->prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->dscp);
-    nic->cnp_prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->fab.dcqcn.cnp_dscp);
+    if (net->cfg->ib.enable) {
+        /* everything it sends goes on the VL of its SL */
+        nic->prio = nic->cnp_prio = net->cfg->ib.sl2vl[p->sl];
+    } else {
+        nic->prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->dscp);
+        nic->cnp_prio = (uint8_t)sim__dscp_prio(&net->cfg->fabric, p->fab.dcqcn.cnp_dscp);
+    }
     sim_timer_init(&nic->wake);
-    sim__pfc_port_init(nic->port, p->fab.pfc, UINT16_MAX, 0);
+    sim__pfc_port_init(nic->port, p->fab.pfc && !net->cfg->ib.enable, UINT16_MAX, 0);
     sim__rxbuf_init(nic);
     for (uint32_t i = 0; i < nic->nqps; i++)
         sim__dcqcn_init(nic->qps[i]);

@@ -4,7 +4,7 @@
  * The NIC has two seams where models plug in:
  *   - a transport (struct sim_transport_ops) turns the queue pair's
  *     transport packet (BTH and what follows) into a frame and back:
- *     RoCEv2 now; native InfiniBand with credits and iWARP over TCP later;
+ *     RoCEv2 (roce.c) or native InfiniBand (ib.c);
  *   - a DMA path (struct sim_dma_ops) says when the NIC's work on memory is
  *     done: at once (sim__dma_instant), or as TLPs on the host's PCIe tree
  *     (sim__dma_pcie, dma_pcie.c over pcie/).
@@ -120,6 +120,7 @@ struct sim_transport_ops {
     struct sim_frame *(*cnp)(struct sim_nic *nic, const struct sim_qp *qp);
 };
 extern const struct sim_transport_ops sim__transport_rocev2;
+extern const struct sim_transport_ops sim__transport_ib; /* ib.c */
 
 /* ---- queue pairs --------------------------------------------------------------- */
 struct sim_wqe {

@@ -20,7 +20,9 @@ void sim__rxbuf_init(struct sim_nic *nic)
     const struct cfg_link_params *lp = &nic->port->p;
     uint64_t headroom = sim__pfc_headroom(lp), frame = sim__max_frame(lp);
     rx->rate = p->rx_rate;
-    rx->cap = p->rx_buffer;
+    /* on InfiniBand the receive buffer is the VL's, and credits keep it
+     * from overflowing (net/ib_link.c) */
+    rx->cap = nic->port->ib ? UINT64_MAX : p->rx_buffer;
     /* the configuration check keeps the buffer above headroom and frames */
     rx->xoff = rx->cap > headroom ? rx->cap - headroom : 0;
     rx->xon = rx->xoff > 2 * frame ? rx->xoff - 2 * frame : 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine/util.h"
+#include "net/ib.h"
 #include "net/net.h"
 
 struct fault_action {
@@ -65,6 +66,8 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
     }
     sim__routes_free(&net->routes);
     sim__routes_build(net);
+    if (net->subnet)
+        sim__subnet_build(net); /* the subnet manager sweeps again */
     for (int e = 0; up && e < 2; e++) {
         struct sim_port *p = ends[e];
         if (sim__port_idle(p) && p->node->nops->tx_ready)

@@ -82,6 +82,10 @@ struct sim_port_stats {
     uint64_t pauses_sent, resumes_sent, pauses_received, resumes_received;
     sim_time_t paused;       /* time priorities were paused, summed over priorities */
     uint64_t ecn_marked, cnps_sent, cnps_received;
+    /* InfiniBand flow control (net/ib.h) */
+    uint64_t fc_sent, fc_received; /* flow control packets */
+    uint64_t credit_overruns;      /* packets that arrived beyond the credit granted: never, if all is well */
+    sim_time_t credit_blocked;     /* time VLs had no credit for the largest packet, summed over VLs */
 };
 
 /* ---- the link-layer seam -------------------------------------------------
@@ -91,7 +95,7 @@ struct sim_port_stats {
  * port's `blocked` mask (classes whose frames may not start now). Nodes
  * read the mask and pull again when told (sim_node_ops.tx_ready); they never
  * ask the link layer how it decided. Ethernet with PFC (pfc.c) is one link
- * layer; InfiniBand's credits would be another.
+ * layer; InfiniBand's credits (ib_link.c) are another.
  *
  *   node --frame--> [port: serialize len + wire_extra] --> link --> [port] --receive?--> node
  *                         ^ blocked (per class)                      link layer's own frames */
@@ -99,6 +103,8 @@ struct sim_port;
 struct sim_link_layer_ops {
     const char *name;
     uint8_t wire_extra; /* bytes a frame costs on the wire beyond its own */
+    /* wire bytes a cut-through switch takes in before it forwards a frame */
+    uint8_t cut_through_bytes;
     /* A frame arrived at p: true when it is the link layer's own (it then
      * owns it); otherwise it goes to the node. */
     bool (*receive)(struct sim_port *p, struct sim_frame *f);
@@ -107,6 +113,9 @@ struct sim_link_layer_ops {
     bool (*own)(const struct sim_frame *f);
     /* The port's LINK_TIMER event with the ptr the link layer gave it. */
     void (*timer)(struct sim_port *p, void *which);
+    /* A frame (not the link layer's own) starts leaving p (optional):
+     * flow control counts what it sends. */
+    void (*sent)(struct sim_port *p, const struct sim_frame *f, uint32_t len);
     /* The link went down: what it carried about flow control is void. */
     void (*link_down)(struct sim_port *p);
     /* The run ended: close the intervals still open in the counters. */
@@ -179,6 +188,7 @@ struct sim_port {
     bool early : 1;       /* the frame being sent was handed to the peer at its header */
     uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
+    uint8_t cut_bytes;  /* ll->cut_through_bytes, likewise */
     struct sim_port_stats st;
     uint32_t index; /* on its node */
     uint32_t link;  /* configuration link index */
@@ -188,6 +198,7 @@ struct sim_port {
     char *name; /* NODE-PORT */
     const struct sim_link_layer_ops *ll;
     struct sim_port_pfc pfc;
+    struct sim_port_ib *ib; /* InfiniBand flow control (net/ib.h); NULL on Ethernet */
 } __attribute__((aligned(64)));
 _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, busy) +
                        sizeof(sim_time_t) <= 3 * 64,
@@ -197,9 +208,9 @@ _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, b
  * is down loses it. len is f->len, from the caller: a frame that waited
  * in a queue is out of cache, and need not be read before it arrives. */
 void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
-/* Wire bytes a cut-through switch takes in before it forwards a frame:
- * preamble and start delimiter, and the first 64 bytes (Ethernet, IP and
- * UDP headers with room for tags). */
+/* Wire bytes a cut-through Ethernet switch takes in before it forwards a
+ * frame: preamble and start delimiter, and the first 64 bytes (Ethernet,
+ * IP and UDP headers with room for tags). */
 #define SIM_CUT_THROUGH_BYTES (8 + 64)
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
@@ -269,6 +280,12 @@ uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, ui
 const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_node *sw,
                                uint32_t host, uint32_t *n);
 void sim__routes_build(struct sim_network *net);
+/* dmodk's choice: the index among n equal-cost ports of a switch `tier`
+ * hops above its nearest host, for destination h. */
+uint32_t sim__dmodk(uint32_t h, uint32_t n, uint32_t tier);
+/* Hops from each node to its nearest host (hosts are not transit); queue
+ * is scratch space of one entry per node. */
+void sim__route_tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue);
 void sim__routes_free(struct sim_routes *r);
 /* ECMP hash of a flow, as switches compute it from the frame's addresses
  * and UDP source port; salted per switch. */
@@ -334,6 +351,7 @@ struct sim_network {
     uint32_t *host_node; /* host index -> node index */
     uint32_t *node_host; /* node index -> host index, UINT32_MAX for switches */
     struct sim_routes routes;
+    struct sim_subnet *subnet; /* InfiniBand LIDs and forwarding tables (net/ib.h); NULL on RoCE */
     struct sim_msg *msgs;
     size_t nmsgs;
     struct sim_conn *conns;

@@ -294,6 +294,7 @@ static void eth_timer(struct sim_port *p, void *which)
 const struct sim_link_layer_ops sim__link_ethernet = {
     .name = "Ethernet",
     .wire_extra = SIM_ETH_WIRE_EXTRA,
+    .cut_through_bytes = SIM_CUT_THROUGH_BYTES,
     .receive = eth_receive,
     .own = eth_own,
     .timer = eth_timer,

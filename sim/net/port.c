@@ -16,7 +16,7 @@
  * serialized and those still propagating.
  *
  * Towards a cut-through switch a frame longer than the header the switch
- * reads (SIM_CUT_THROUGH_BYTES) reaches the peer once that header has
+ * reads (its link layer's cut_through_bytes) reaches the peer once that header has
  * arrived, a propagation delay after it left; loss and bit errors are
  * then decided as it starts, and a link that goes down while its tail is
  * still leaving does not take it back. The switch keeps it from finishing
@@ -64,12 +64,14 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     p->st.busy += t;
     p->st.tx_frames++;
     p->st.tx_bytes += len;
+    if (p->ll->sent && !(p->ll->own && p->ll->own(f)))
+        p->ll->sent(p, f, len);
     for (struct sim_tap *tap = p->tap; tap; tap = tap->next)
         tap->frame(tap, sim_now(sim), f);
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_PORT_TX_DONE, NULL);
-    p->early = p->cut_through && bytes > SIM_CUT_THROUGH_BYTES;
+    p->early = p->cut_through && bytes > p->cut_bytes;
     if (p->early)
-        deliver(p, f, sim_now(sim) + sim__ser_time(SIM_CUT_THROUGH_BYTES, p->p.rate));
+        deliver(p, f, sim_now(sim) + sim__ser_time(p->cut_bytes, p->p.rate));
 }
 
 void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
@@ -174,6 +176,7 @@ void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_op
 {
     p->ll = ll;
     p->wire_extra = ll->wire_extra;
+    p->cut_bytes = ll->cut_through_bytes;
 }
 
 void sim__port_unblocked(struct sim_port *p)

@@ -54,7 +54,7 @@ const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_n
 
 /* dmodk: the index among n equal-cost ports of a switch `tier` hops above
  * its nearest host, for destination host h. */
-static uint32_t dmodk(uint32_t h, uint32_t n, uint32_t tier)
+uint32_t sim__dmodk(uint32_t h, uint32_t n, uint32_t tier)
 {
     uint64_t div = 1;
     for (uint32_t t = 1; t < tier && div <= h; t++)
@@ -62,8 +62,7 @@ static uint32_t dmodk(uint32_t h, uint32_t n, uint32_t tier)
     return (uint32_t)(h / div % n);
 }
 
-/* Hops from each switch to its nearest host (hosts are not transit). */
-static void tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue)
+void sim__route_tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue)
 {
     const struct sim_config *cfg = net->cfg;
     uint32_t qh = 0, qt = 0;
@@ -130,7 +129,7 @@ void sim__routes_build(struct sim_network *net)
     uint32_t *tier = NULL;
     if (cfg->routing == CFG_ROUTING_DMODK) {
         tier = sim__xmalloc(cfg->nnodes * sizeof *tier);
-        tiers(net, tier, queue);
+        sim__route_tiers(net, tier, queue);
     }
     /* Sets hold port numbers relative to their switch, so switches with the
      * same equal-cost ports share one set; there are few of them. */
@@ -173,7 +172,7 @@ void sim__routes_build(struct sim_network *net)
             if (nc == 0)
                 continue;
             if (tier) {
-                cand[0] = cand[dmodk(h, nc, tier[i])];
+                cand[0] = cand[sim__dmodk(h, nc, tier[i])];
                 nc = 1;
             }
             if (nc == 1) {

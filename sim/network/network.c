@@ -13,6 +13,7 @@
 #include "engine/util.h"
 #include "fabric/fabric.h"
 #include "host/nic.h"
+#include "net/ib.h"
 #include "observe/ideal.h"
 #include "observe/observe.h"
 #include "pcie/pcie.h"
@@ -76,6 +77,27 @@ static void latencies(struct sim_network *net)
             p->peer_latency = cfg->fabric.sw[to->swp].latency;
         }
     }
+}
+
+/* InfiniBand: every port gets credit-based flow control, sized for the
+ * largest packet a host's MTU allows and the receiving node's latency. */
+static void infiniband_ports(struct sim_network *net)
+{
+    const struct sim_config *cfg = net->cfg;
+    uint32_t mtu = 256;
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.mtu > mtu)
+            mtu = cfg->nodes[i].nic.mtu;
+    /* LRH, BTH, RETH and ImmDt, payload, ICRC, VCRC */
+    uint32_t max_packet = 8 + 12 + 16 + 4 + mtu + 4 + 2;
+    for (size_t i = 0; i < net->nports; i++) {
+        struct sim_port *p = &net->ports[i];
+        const struct cfg_node *n = &cfg->nodes[p->node->index];
+        sim_time_t latency = n->kind == CFG_SWITCH ? cfg->fabric.sw[n->swp].latency : 0;
+        sim__ib_port_init(p, &cfg->ib, max_packet, latency);
+    }
+    for (size_t i = 0; i < net->nports; i++)
+        sim__ib_port_start(&net->ports[i]);
 }
 
 /* The largest IB MTU that fits the smaller NIC setting and, with the
@@ -161,6 +183,11 @@ static void build_conns(struct sim_network *net)
          * (0xc000 and up) so that switches spread queue pairs over paths */
         a->sport = udp_sport(a->qpn, b->qpn, ha);
         b->sport = udp_sport(b->qpn, a->qpn, hb);
+        if (cfg->ib.enable) {
+            /* InfiniBand: the path bits that pick one of the peer's LIDs */
+            a->sport = (uint16_t)(a->qpn & ((1u << cfg->ib.lmc) - 1));
+            b->sport = (uint16_t)(b->qpn & ((1u << cfg->ib.lmc) - 1));
+        }
         /* each direction starts at its own PSN, as connection setup picks */
         uint64_t r = sim__mix64(sim_seed(net->sim) ^ ((uint64_t)i << 1));
         uint32_t pa = (uint32_t)r & 0xffffff, pb = (uint32_t)(r >> 32) & 0xffffff;
@@ -318,6 +345,10 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     for (uint32_t h = 0; h < net->nhosts; h++)
         host_at(net, net->host_node[h])->nic.port = net->nodes[net->host_node[h]]->ports[0];
     sim__routes_build(net);
+    if (cfg->ib.enable) {
+        infiniband_ports(net);
+        sim__subnet_build(net);
+    }
     net->nmsgs = cfg->nmsgs;
     net->msgs = sim__xcalloc(cfg->nmsgs, sizeof *net->msgs);
     build_conns(net);
@@ -343,8 +374,10 @@ void sim_network_destroy(struct sim_network *net)
     for (size_t i = 0; i < net->nports; i++) {
         free(net->ports[i].name);
         free(net->ports[i].ring);
+        free(net->ports[i].ib);
     }
     free(net->ports);
+    sim__subnet_free(net);
     sim__routes_free(&net->routes);
     sim__pool_fini(&net->pool);
     free(net->nodes);

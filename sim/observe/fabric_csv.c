@@ -33,6 +33,11 @@ void sim__fabric_port_json(FILE *f, const struct sim_port *p)
             (unsigned long long)s->pauses_received, (unsigned long long)s->resumes_received,
             (unsigned long long)s->paused, (unsigned long long)s->ecn_marked,
             (unsigned long long)s->cnps_sent, (unsigned long long)s->cnps_received);
+    if (p->ib)
+        fprintf(f, ", \"fc_sent\": %llu, \"fc_received\": %llu, \"credit_overruns\": %llu, "
+                   "\"credit_blocked_ps\": %llu",
+                (unsigned long long)s->fc_sent, (unsigned long long)s->fc_received,
+                (unsigned long long)s->credit_overruns, (unsigned long long)s->credit_blocked);
 }
 
 void sim__fabric_summary_json(FILE *f, struct sim_network *net)
@@ -48,6 +53,9 @@ void sim__fabric_summary_json(FILE *f, struct sim_network *net)
         t.paused += s->paused;
         t.ecn_marked += s->ecn_marked;
         t.cnps_sent += s->cnps_sent;
+        t.fc_sent += s->fc_sent;
+        t.credit_overruns += s->credit_overruns;
+        t.credit_blocked += s->credit_blocked;
     }
     uint64_t cuts = 0;
     for (size_t i = 0; i < net->nconns; i++)
@@ -57,11 +65,17 @@ void sim__fabric_summary_json(FILE *f, struct sim_network *net)
     fprintf(f, "  \"fabric\": {\n    \"pauses_sent\": %llu,\n    \"resumes_sent\": %llu,\n"
                "    \"paused_ps\": %llu,\n    \"headroom_drops\": %llu,\n    \"watchdog_drops\": %llu,\n"
                "    \"ecn_marked\": %llu,\n    \"cnps_sent\": %llu,\n    \"rate_cuts\": %llu,\n"
-               "    \"link_faults\": %zu,\n    \"deadlocks\": [",
+               "    \"link_faults\": %zu,\n",
             (unsigned long long)t.pauses_sent, (unsigned long long)t.resumes_sent,
             (unsigned long long)t.paused, (unsigned long long)t.headroom_drops,
             (unsigned long long)t.watchdog_drops, (unsigned long long)t.ecn_marked,
             (unsigned long long)t.cnps_sent, (unsigned long long)cuts, net->cfg->fabric.nfaults);
+    if (net->subnet)
+        fprintf(f, "    \"flow_control_packets\": %llu,\n    \"credit_overruns\": %llu,\n"
+                   "    \"credit_blocked_ps\": %llu,\n",
+                (unsigned long long)t.fc_sent, (unsigned long long)t.credit_overruns,
+                (unsigned long long)t.credit_blocked);
+    fprintf(f, "    \"deadlocks\": [");
     for (size_t i = 0; i < mon->ndeadlocks; i++) {
         const struct sim_deadlock *d = &mon->deadlocks[i];
         fprintf(f, "%s\n      {\"time_ps\": %llu, \"cycle\": [", i ? "," : "", (unsigned long long)d->t);

@@ -12,6 +12,7 @@
 
 #include "engine/util.h"
 #include "host/nic.h"
+#include "net/ib.h"
 #include "observe/ideal.h"
 
 #define ETH_MIN 60
@@ -27,7 +28,7 @@ void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16
     for (size_t guard = 0; guard <= net->cfg->nnodes; guard++) {
         SIM_GROW(path->hop, cap, path->n);
         n = port->peer->node;
-        struct sim_hop hop = {port->p.rate, port->delay, port->p.mtu, 0, false};
+        struct sim_hop hop = {port->p.rate, port->delay, port->p.mtu, 0, false, port->cut_bytes};
         if (n->kind == CFG_SWITCH) {
             const struct cfg_switch *s = &net->cfg->fabric.sw[net->cfg->nodes[n->index].swp];
             hop.latency = s->latency;
@@ -36,9 +37,17 @@ void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16
         path->hop[path->n++] = hop;
         if (n->kind == CFG_HOST)
             return;
-        uint32_t out = sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index));
-        if (out == UINT32_MAX)
+        uint32_t out;
+        if (net->subnet) {
+            uint32_t lid = sim__ib_host_lid(net, dst) + (sport & ((1u << net->cfg->ib.lmc) - 1));
+            uint16_t ibport = sim__ib_lft(net, n, lid);
+            if (ibport == SIM_IB_NO_PORT || ibport == 0)
+                return;
+            out = ibport - 1u;
+        } else if ((out = sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index))) ==
+                   UINT32_MAX) {
             return;
+        }
         port = n->ports[out];
     }
 }
@@ -50,8 +59,10 @@ void sim__path_free(struct sim_path *path)
     path->n = 0;
 }
 
-/* Bytes an RC packet of this opcode and payload costs on an Ethernet link. */
-static uint64_t wire_bytes(uint32_t overhead, uint8_t opcode, uint32_t payload)
+/* Bytes an RC packet of this opcode and payload costs on a link: an
+ * Ethernet frame is at least 60 bytes; an InfiniBand packet has no minimum. */
+static uint64_t wire_bytes(const struct sim_network *net, uint32_t overhead, uint8_t opcode,
+                           uint32_t payload)
 {
     static const uint16_t size[] = {
 #define HDR_SIZE(member, BIT, sz) [RDMA_HDRI_##BIT] = sz,
@@ -61,6 +72,8 @@ static uint64_t wire_bytes(uint32_t overhead, uint8_t opcode, uint32_t payload)
     uint64_t len = overhead + RDMA_HDR_SIZE_BTH + payload + ((4 - (payload & 3)) & 3);
     for (uint32_t hdrs = rdma_opcodes[opcode].headers; hdrs; hdrs &= hdrs - 1)
         len += size[__builtin_ctz(hdrs)];
+    if (net->subnet)
+        return len + SIM_IB_WIRE_EXTRA;
     return (len < ETH_MIN ? ETH_MIN : len) + SIM_ETH_WIRE_EXTRA;
 }
 
@@ -87,10 +100,10 @@ static void send_packet(struct pipeline *p, sim_time_t ready, uint64_t bytes)
         sim_time_t start = t;
         t += p->ser[i];
         p->free_at[i] = t;
-        if (h->cut_through && bytes > SIM_CUT_THROUGH_BYTES) {
+        if (h->cut_through && bytes > h->cut_bytes) {
             /* the next switch has the header this long after it started,
              * and waits for the rest when its next port is faster */
-            sim_time_t hdr = sim__ser_time(SIM_CUT_THROUGH_BYTES, h->rate);
+            sim_time_t hdr = sim__ser_time(h->cut_bytes, h->rate);
             t = start + hdr;
             if (i + 1 < p->path->n && p->path->hop[i + 1].rate > h->rate)
                 t += p->ser[i] - hdr;
@@ -119,31 +132,31 @@ sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
     uint64_t size = m->size;
     switch (m->op) {
     case SIM_OP_READ: {
-        send_packet(&pf, 0, wire_bytes(ovh, opc->req[SIM_OP_READ][SIM_POS_ONLY], 0));
+        send_packet(&pf, 0, wire_bytes(net, ovh, opc->req[SIM_OP_READ][SIM_POS_ONLY], 0));
         sim_time_t at = pf.arrived;
         uint64_t off = 0;
         do {
             uint32_t n = size - off < mtu ? (uint32_t)(size - off) : mtu;
             bool first = off == 0, last = size - off <= mtu;
-            send_packet(&pr, at, wire_bytes(povh, opc->read_resp[sim__pos_of(first, last)], n));
+            send_packet(&pr, at, wire_bytes(net, povh, opc->read_resp[sim__pos_of(first, last)], n));
             off += n;
         } while (off < size);
         break;
     }
     case SIM_OP_CAS:
     case SIM_OP_FAA:
-        send_packet(&pf, 0, wire_bytes(ovh, opc->req[m->op][SIM_POS_ONLY], 0));
-        send_packet(&pr, pf.arrived, wire_bytes(povh, opc->atomic_ack, 0));
+        send_packet(&pf, 0, wire_bytes(net, ovh, opc->req[m->op][SIM_POS_ONLY], 0));
+        send_packet(&pr, pf.arrived, wire_bytes(net, povh, opc->atomic_ack, 0));
         break;
     default: {
         uint64_t off = 0;
         do {
             uint32_t n = size - off < mtu ? (uint32_t)(size - off) : mtu;
             bool first = off == 0, last = size - off <= mtu;
-            send_packet(&pf, 0, wire_bytes(ovh, opc->req[m->op][sim__pos_of(first, last)], n));
+            send_packet(&pf, 0, wire_bytes(net, ovh, opc->req[m->op][sim__pos_of(first, last)], n));
             off += n;
         } while (off < size);
-        send_packet(&pr, pf.arrived, wire_bytes(povh, opc->ack, 0));
+        send_packet(&pr, pf.arrived, wire_bytes(net, povh, opc->ack, 0));
         break;
     }
     }

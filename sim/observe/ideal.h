@@ -12,6 +12,7 @@ struct sim_hop {
     /* the switch the hop leads to (0 and false for a host) */
     sim_time_t latency;
     bool cut_through;
+    uint8_t cut_bytes; /* wire bytes the switch takes in before forwarding (cut-through) */
 };
 
 struct sim_path {
@@ -20,7 +21,8 @@ struct sim_path {
 };
 
 /* The links a frame from host src to host dst with UDP source port sport
- * crosses, as the switches' routes send it. */
+ * (on InfiniBand: the sender's path bits) crosses, as the switches' routes
+ * send it. */
 void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16_t sport,
                struct sim_path *path);
 void sim__path_free(struct sim_path *path);

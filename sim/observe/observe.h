@@ -84,7 +84,9 @@ void sim__fabric_summary_json(FILE *f, struct sim_network *net);
 int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_t errcap);
 
 /* ---- pcap traces (pcap.c) ------------------------------------------------------- */
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap);
+/* erf: the link is InfiniBand, written as Endace ERF records. */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, char *err,
+                                size_t errcap);
 /* The tap that writes every frame crossing a port into the pcap. */
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
 /* Close and, with keep, rename into place (returns 0 or -1); without keep

@@ -188,7 +188,7 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
         if (!net->pcaps)
             net->pcaps = sim__xcalloc(net->nports, sizeof *net->pcaps);
-        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, err, errcap);
+        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, cfg->ib.enable, err, errcap);
         if (net->pcaps[i]) {
             struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
             tap->next = p->tap;
@@ -321,7 +321,8 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             (unsigned long long)cfg->seed, cfg->payload_data ? "data" : "none", stop, net->nhosts,
             nswitch, cfg->nlinks, cfg->nmsgs);
     write_nic(f, &cfg->nic);
-    fprintf(f, ",\n    \"routing\": \"%s\"\n  },\n", sim__routing_name(cfg->routing));
+    fprintf(f, ",\n    \"fabric\": \"%s\",\n    \"routing\": \"%s\"\n  },\n",
+            cfg->ib.enable ? "infiniband" : "roce", sim__routing_name(cfg->routing));
 
     uint64_t *fct = sim__xcalloc(net->nmsgs, sizeof *fct);
     uint64_t *slow = sim__xcalloc(net->nmsgs, sizeof *slow);

@@ -1,7 +1,16 @@
 /* pcap.c - pcap files of the frames crossing a port, written with libpcap
- * (nanosecond timestamps, Ethernet link type, optional snap length) under
- * a temporary name and renamed into place when the run is complete. Each
- * is a tap on its port (net/net.h): the port tells it of every frame. */
+ * (nanosecond timestamps, optional snap length) under a temporary name and
+ * renamed into place when the run is complete. Each is a tap on its port
+ * (net/net.h): the port tells it of every frame.
+ *
+ * Ethernet links are written as Ethernet (link type 1). InfiniBand links
+ * are written as Endace ERF records (link type 197), as InfiniBand
+ * sniffers write them and Wireshark reads them: data packets with the
+ * InfiniBand record type (21), flow control packets with the InfiniBand
+ * link type (25).
+ *
+ *   | ERF: timestamp (64-bit LE fixed point) | type | flags | rlen | lctr | wlen | packet ... |
+ */
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -9,17 +18,47 @@
 #include <string.h>
 
 #include "engine/util.h"
+#include "net/ib.h"
 #include "net/net.h"
+#include "rdma_bytes.h"
+#include "rdma_codec.h"
 #include "observe/observe.h"
 
 struct sim_pcap {
     struct sim_tap tap; /* first, for the downcast */
+    bool erf;
     pcap_t *dead;
     pcap_dumper_t *dump;
     char *path, *tmp;
     uint32_t snaplen;
     struct sim_temp temp; /* removed if the process ends on out of memory */
 };
+
+#define ERF_HDR 16
+
+/* An ERF record around an InfiniBand packet; the snap length applies to
+ * the packet, and the record holds what was kept (rlen), the packet's
+ * length (wlen) and the time as seconds << 32 | binary fraction. */
+static void write_erf(struct sim_pcap *pc, struct pcap_pkthdr *h, sim_time_t t,
+                      const struct sim_frame *f)
+{
+    uint8_t rec[ERF_HDR + SIM_MAX_PAYLOAD + 256];
+    uint32_t keep = h->caplen;
+    if (keep > sizeof rec - ERF_HDR)
+        keep = sizeof rec - ERF_HDR;
+    uint64_t ts = (t / SIM_S) << 32 | (uint64_t)((unsigned __int128)(t % SIM_S) << 32) / SIM_S;
+    for (int i = 0; i < 8; i++)
+        rec[i] = (uint8_t)(ts >> (8 * i));
+    rec[8] = f->len == SIM_IB_FC_LEN ? RDMA_ERF_TYPE_INFINIBAND_LINK : RDMA_ERF_TYPE_INFINIBAND;
+    rec[9] = 0; /* interface 0 */
+    rdma_put_be16(rec + 10, (uint16_t)(ERF_HDR + keep));
+    rdma_put_be16(rec + 12, 0); /* nothing lost */
+    rdma_put_be16(rec + 14, (uint16_t)f->len);
+    memcpy(rec + ERF_HDR, f->data, keep);
+    h->caplen = ERF_HDR + keep;
+    h->len = ERF_HDR + f->len;
+    pcap_dump((u_char *)pc->dump, h, rec);
+}
 
 static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_frame *f)
 {
@@ -30,12 +69,17 @@ static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_fram
     h.ts.tv_usec = (suseconds_t)(t % SIM_S / SIM_NS); /* nanoseconds: the file says so */
     h.len = f->len;
     h.caplen = f->len < pc->snaplen ? f->len : pc->snaplen;
-    pcap_dump((u_char *)pc->dump, &h, f->data);
+    if (pc->erf)
+        write_erf(pc, &h, t, f);
+    else
+        pcap_dump((u_char *)pc->dump, &h, f->data);
 }
 
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, size_t errcap)
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, char *err,
+                                size_t errcap)
 {
-    pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
+    pcap_t *dead = pcap_open_dead_with_tstamp_precision(erf ? DLT_ERF : DLT_EN10MB,
+                                                        (int)snaplen + (erf ? ERF_HDR : 0),
                                                         PCAP_TSTAMP_PRECISION_NANO);
     if (!dead) {
         snprintf(err, errcap, "%s: cannot set up libpcap", path);
@@ -63,7 +107,7 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, char *err, s
         free(pc);
         return NULL;
     }
-    *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .dead = dead, .dump = dump,
+    *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .erf = erf, .dead = dead, .dump = dump,
                             .path = copy, .tmp = tmp, .snaplen = snaplen};
     sim__temp_hold(&pc->temp, pc->tmp);
     return pc;
