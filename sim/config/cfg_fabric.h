@@ -99,7 +99,8 @@ struct cfg_timely {
 };
 
 /* The congestion control a NIC runs (nic.cc). */
-enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY };
+enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY,
+              CFG_CC_IBCC /* set for InfiniBand hosts when infiniband.cc is enabled */ };
 
 struct cfg_nic_fabric {
     uint8_t cc;         /* enum cfg_cc */

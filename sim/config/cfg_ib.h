@@ -11,6 +11,7 @@
 #define SIM_CFG_IB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/engine.h"
@@ -61,5 +62,7 @@ struct cfg_ib {
 };
 
 void sim__cfg_ib_defaults(struct cfg_ib *ib);
+/* The IB name of a rate ("4xEDR"), or NULL when it is not one. */
+const char *sim__ib_rate_name(uint64_t bps, uint8_t lanes, char *buf, size_t cap);
 
 #endif

@@ -611,7 +611,8 @@ bool sim__check_fabric(struct loader *L)
             const struct cfg_pos *at = nf->cc == CFG_CC_DCTCP    ? &nf->dctcp.min_rate_pos
                                        : nf->cc == CFG_CC_TIMELY ? &nf->timely.min_rate_pos
                                                                  : &nf->dcqcn.min_rate_pos;
-            bool on = nf->cc != CFG_CC_NONE && (nf->cc != CFG_CC_DCQCN || nf->dcqcn.enable);
+            bool on = nf->cc != CFG_CC_NONE && nf->cc != CFG_CC_IBCC &&
+                      (nf->cc != CFG_CC_DCQCN || nf->dcqcn.enable);
             if (on && rate[i] && min_rate > rate[i]) {
                 char r[32], l[32];
                 snprintf(r, sizeof r, "%g Gb/s", (double)min_rate / 1e9);

@@ -10,6 +10,7 @@
  * lanes.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -54,6 +55,16 @@ bool sim__ib_rate(const char *s, uint64_t *bps, uint8_t *lanes)
             return true;
         }
     return false;
+}
+
+const char *sim__ib_rate_name(uint64_t bps, uint8_t lanes, char *buf, size_t cap)
+{
+    for (size_t i = 0; lanes && i < sizeof speeds / sizeof speeds[0]; i++)
+        if (speeds[i].lane_bps * lanes == bps) {
+            snprintf(buf, cap, "%ux%s", lanes, speeds[i].name);
+            return buf;
+        }
+    return NULL;
 }
 
 void sim__cfg_ib_defaults(struct cfg_ib *ib)
@@ -228,6 +239,10 @@ bool sim__check_ib(struct loader *L, struct fy_node *at)
                                                "spray or adaptive", sim__routing_name(cfg->routing));
         return true;
     }
+    /* the hosts run IB CC or nothing: nic.cc and its keys are RoCE's */
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        cfg->nodes[i].nic.fab.cc = ib->cc.enable ? CFG_CC_IBCC : CFG_CC_NONE;
+    cfg->nic.fab.cc = ib->cc.enable ? CFG_CC_IBCC : CFG_CC_NONE;
     if (!L->routing_at)
         cfg->routing = CFG_ROUTING_MINHOP;
     else if (!ib_routing)

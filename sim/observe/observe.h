@@ -84,6 +84,9 @@ void sim__fabric_summary_json(FILE *f, struct sim_network *net);
 int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_t errcap);
 
 /* ---- pcap traces (pcap.c) ------------------------------------------------------- */
+/* subnet.txt: the InfiniBand subnet as its manager set it up, in the forms
+ * of ibnetdiscover and ibroute (subnet_txt.c). */
+void sim__subnet_write(const struct sim_network *net, FILE *f);
 /* erf: the link is InfiniBand, written as Endace ERF records. */
 struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, char *err,
                                 size_t errcap);

@@ -276,7 +276,8 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
             n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
             n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
             n->ooo ? "true" : "false", w,
-            n->fab.cc == CFG_CC_DCTCP                              ? "dctcp"
+            n->fab.cc == CFG_CC_IBCC                               ? "ibcc"
+            : n->fab.cc == CFG_CC_DCTCP                            ? "dctcp"
             : n->fab.cc == CFG_CC_TIMELY                           ? "timely"
             : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
                                                                    : "dcqcn");
@@ -478,11 +479,13 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
 {
     if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
-    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
-    struct out_file o[4] = {{0}};
+    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "subnet.txt",
+                                        "summary.json"};
+    enum { NFILES = sizeof names / sizeof names[0] };
+    struct out_file o[NFILES] = {{0}};
     bool ok = true;
-    for (size_t i = 0; ok && i < 4; i++) {
-        if (i == 2 && !net->pcie)
+    for (size_t i = 0; ok && i < NFILES; i++) {
+        if ((i == 2 && !net->pcie) || (i == 3 && !net->subnet))
             continue;
         ok = out_open(&o[i], dir, names[i], err, errcap);
         if (!ok)
@@ -493,6 +496,8 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
             write_ports(net, o[i].f);
         else if (i == 2)
             sim__pcie_write_csv(net, o[i].f);
+        else if (i == 3)
+            sim__subnet_write(net, o[i].f);
         else
             write_summary(net, o[i].f, wall_seconds);
         ok = out_close(&o[i], err, errcap);
@@ -501,7 +506,7 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
         ok = false;
     if (sim__traces_close(net, ok, err, errcap))
         ok = false;
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < NFILES; i++)
         if (o[i].path && !out_finish(&o[i], ok, err, errcap))
             ok = false;
     sim__output_dirs_release(net, ok);

@@ -1,8 +1,8 @@
 /* cc.h - rate-based congestion control of a queue pair, one state for each
  * algorithm a NIC may run (nic.cc): DCQCN (Zhu et al., SIGCOMM 2015:
  * dcqcn.c, with the notification point that turns CE marks into CNPs),
- * DCTCP's rule applied to a queue pair's rate (dctcp.c) and TIMELY (Mittal
- * et al., SIGCOMM 2015: timely.c).
+ * DCTCP's rule applied to a queue pair's rate (dctcp.c), TIMELY (Mittal
+ * et al., SIGCOMM 2015: timely.c) and, on InfiniBand, IB CC (ibcc.c).
  */
 #ifndef SIM_HOST_CC_H
 #define SIM_HOST_CC_H
@@ -18,6 +18,8 @@ struct sim_qp;
 struct sim_dcqcn {
     bool dctcp;           /* DCTCP's rule (dctcp.c) instead of DCQCN's */
     bool timely;          /* TIMELY's (timely.c) */
+    bool ibcc;            /* InfiniBand's (ibcc.c) */
+    uint32_t ccti;        /* InfiniBand: the congestion control table index */
     double rc, rt, alpha; /* current and target rate (bits/s), alpha */
     uint64_t bytes;       /* sent since the last byte-counter step */
     uint32_t t, bc;       /* timer and byte-counter steps since the last cut */
@@ -49,6 +51,11 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn);
 /* DCTCP at the requester: an acknowledgement of psn arrived, with the
  * congestion echo (BECN) or not. */
 void sim__dctcp_ack(struct sim_qp *qp, uint32_t psn, bool echo);
+/* InfiniBand CC (ibcc.c): a FECN-marked packet arrived for qp (the
+ * destination's side); a BECN arrived (the source's); the CCTI timer. */
+void sim__ibcc_fecn(struct sim_qp *qp);
+void sim__ibcc_becn(struct sim_qp *qp);
+void sim__ibcc_timer(struct sim_qp *qp, sim_time_t at);
 void sim__dcqcn_init(struct sim_qp *qp);
 /* Notification point: a CE-marked packet arrived for qp. */
 void sim__dcqcn_ce(struct sim_qp *qp);

@@ -38,6 +38,7 @@ void sim__dcqcn_init(struct sim_qp *qp)
     struct sim_dcqcn *cc = sim__xcalloc(1, sizeof *cc);
     cc->dctcp = kind == CFG_CC_DCTCP;
     cc->timely = kind == CFG_CC_TIMELY;
+    cc->ibcc = kind == CFG_CC_IBCC;
     cc->rc = cc->rt = line_rate(qp);
     cc->alpha = 1;
     cc->rate_at = cc->alpha_at = SIM_TIME_NEVER;
@@ -63,6 +64,10 @@ void sim__dcqcn_ce(struct sim_qp *qp)
     struct sim_dcqcn *cc = qp->cc;
     if (!cc)
         return;
+    if (cc->ibcc) {
+        sim__ibcc_fecn(qp);
+        return;
+    }
     if (cc->dctcp) {
         qp->ce_echo = true; /* echoed in the next acknowledgement */
         return;
@@ -79,7 +84,9 @@ void sim__dcqcn_ce(struct sim_qp *qp)
 void sim__dcqcn_cnp(struct sim_qp *qp)
 {
     struct sim_dcqcn *cc = qp->cc;
-    if (!cc || cc->dctcp || cc->timely)
+    if (cc && cc->ibcc)
+        sim__ibcc_becn(qp);
+    if (!cc || cc->dctcp || cc->timely || cc->ibcc)
         return;
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
@@ -128,6 +135,10 @@ static void increase(struct sim_qp *qp, bool timer)
 void sim__dcqcn_timer(struct sim_qp *qp, sim_time_t at)
 {
     struct sim_dcqcn *cc = qp->cc;
+    if (cc->ibcc) {
+        sim__ibcc_timer(qp, at);
+        return;
+    }
     if (!sim_timer_fire(&cc->timer, at))
         return; /* superseded by an earlier one */
     const struct cfg_dcqcn *d = params(qp);
@@ -148,7 +159,7 @@ void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire)
     if (!cc->limited)
         return;
     qp->next_tx = sim__qp_now(qp) + (sim_time_t)((double)wire * 8e12 / cc->rc);
-    if (cc->dctcp || cc->timely)
+    if (cc->dctcp || cc->timely || cc->ibcc)
         return;
     cc->bytes += wire;
     uint64_t b = params(qp)->byte_counter;
