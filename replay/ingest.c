@@ -191,6 +191,14 @@ static void ingest(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status
         else
             r->tot.other_frames++;
         return;
+    case RDMA_PROTO_IB:
+        if (!(pkt->present & RDMA_HDR_IBFC))
+            break;
+        /* an InfiniBand flow control packet: the link's, no queue pair's */
+        r->tot.rdma_frames++;
+        if (st != RDMA_OK)
+            bad_frame(r, pkt->reason, st);
+        return;
     case RDMA_PROTO_PFC:
     case RDMA_PROTO_PAUSE:
         r->tot.rdma_frames++;

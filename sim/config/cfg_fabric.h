@@ -51,6 +51,7 @@ struct cfg_switch {
     /* forwarding: a frame may leave `latency` after its header arrived
      * (cut-through), or after it arrived whole (store and forward) */
     sim_time_t latency;
+    bool latency_set; /* given in the file: an InfiniBand fabric keeps it */
     bool cut_through;
     bool ecn;
     bool ecn_enqueue; /* mark as a frame joins its queue; false: as it leaves (the default) */

@@ -22,6 +22,9 @@
 #define CFG_IB_BLOCK 64        /* flow control counts buffer in blocks of 64 bytes (7.9.4) */
 /* The largest LID a unicast destination may have (4.1.3: 0x0001-0xBFFF). */
 #define CFG_IB_MAX_UNICAST_LID 0xbfff
+/* An InfiniBand switch's port-to-port latency unless set: NVIDIA Quantum
+ * QM8700-series (HDR) datasheet, 130 ns. */
+#define CFG_IB_SWITCH_LATENCY (130 * SIM_NS)
 
 struct cfg_vlarb_entry {
     uint8_t vl, weight; /* weight in units of 64 bytes; 0: the entry is skipped */

@@ -316,6 +316,7 @@ bool sim__switch_fabric(struct loader *L, struct fy_node **v, struct cfg_switch 
     if (v[6]) {
         if (!sim__get_time(L, v[6], "switch latency", &s->latency))
             return false;
+        s->latency_set = true;
         if (s->latency > SIM_MS)
             return sim__fail(L, v[6], "switch latency: must lie between 0 and 1ms");
     }

@@ -72,13 +72,16 @@ void sim__cfg_ib_defaults(struct cfg_ib *ib)
     *ib = (struct cfg_ib){.vls = 8, .credit_update = 64, .vlarb.high_limit = 0};
     for (unsigned sl = 0; sl < CFG_IB_SLS; sl++)
         ib->sl2vl[sl] = (uint8_t)(sl % ib->vls);
+    /* IB CC's parameters are the congestion control manager's to choose
+     * (A10.4); these let the 32 -> 1 incast of examples/ib-incast.yaml
+     * settle (docs/config.md, "InfiniBand") */
     ib->cc = (struct cfg_ibcc){
-        .threshold = 64 * 1024,
+        .threshold = 16 * 1024,
         .marking_rate = 0,
         .ccti_increase = 1,
         .ccti_limit = 127,
-        .ccti_timer = 10 * SIM_US,
-        .ipd_step = 0.125,
+        .ccti_timer = 50 * SIM_US,
+        .ipd_step = 1,
     };
 }
 
@@ -239,6 +242,11 @@ bool sim__check_ib(struct loader *L, struct fy_node *at)
                                                "spray or adaptive", sim__routing_name(cfg->routing));
         return true;
     }
+    /* an InfiniBand switch's port-to-port latency: 130 ns, NVIDIA's
+     * Quantum QM8700-series (HDR) datasheet */
+    for (size_t i = 0; i < cfg->fabric.nsw; i++)
+        if (!cfg->fabric.sw[i].latency_set)
+            cfg->fabric.sw[i].latency = CFG_IB_SWITCH_LATENCY;
     /* the hosts run IB CC or nothing: nic.cc and its keys are RoCE's */
     for (size_t i = 0; i < cfg->nnodes; i++)
         cfg->nodes[i].nic.fab.cc = ib->cc.enable ? CFG_CC_IBCC : CFG_CC_NONE;

@@ -15,7 +15,10 @@
  * upstream switches, without a packet ever being dropped.
  *
  * Congestion control: a packet leaving a VL queue that still holds at
- * least `threshold` bytes is a candidate; one candidate in every
+ * least `threshold` bytes is a candidate, unless the VL had to wait for
+ * credit since its last packet left: the port is then a victim of
+ * congestion downstream, not its root, and IB CC marks only at the root
+ * (A10.2.1.1, without a victim mask). One candidate in every
  * marking_rate + 1 gets FECN set in its BTH (and its VCRC rewritten; the
  * ICRC does not cover FECN).
  *
@@ -110,8 +113,12 @@ static void ib_tx_ready(struct sim_node *n, struct sim_port *port)
     struct sw_item it = sim__swq_pop(sp, (unsigned)vl);
     /* it leaves its input buffer: credit for the upstream port */
     sim__ib_free(n->ports[it.in], it.l3, it.len);
-    if (ib->cc.enable && sp->q[vl].bytes >= ib->cc.threshold && ++sp->ibcc_count > ib->cc.marking_rate &&
-        !(it.f->data[FECN_AT] & 0x80)) {
+    /* a port whose VL waited for credit since it last sent is a victim of
+     * congestion further on, not its root: it does not mark (A10.2.1.1) */
+    bool victim = port->ib->vl[vl].starved;
+    port->ib->vl[vl].starved = false;
+    if (ib->cc.enable && !victim && sp->q[vl].bytes >= ib->cc.threshold &&
+        ++sp->ibcc_count > ib->cc.marking_rate && !(it.f->data[FECN_AT] & 0x80)) {
         sp->ibcc_count = 0;
         it.f->data[FECN_AT] |= 0x80;
         rewrite_vcrc(it.f);

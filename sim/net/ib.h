@@ -45,6 +45,7 @@ struct sim_ib_vl {
     uint32_t freed; /* receiving: blocks freed since the last flow control packet */
     sim_time_t last_fc; /* when this VL's last flow control packet left */
     sim_time_t blocked_since; /* sending: since when it lacks credit for the largest packet */
+    bool starved;   /* sending: it lacked credit since the node last sent on it (IB CC's victim test) */
 };
 
 struct sim_port_ib {

@@ -94,6 +94,7 @@ static bool settle_vl(struct sim_port *p, unsigned vl)
     if (!ok && !(p->blocked & bit)) {
         p->blocked |= bit;
         v->blocked_since = now;
+        v->starved = true;
     } else if (ok && (p->blocked & bit)) {
         p->blocked &= (uint8_t)~bit;
         p->st.credit_blocked += now - v->blocked_since;
