@@ -526,6 +526,76 @@ START_TEST(pause_8023x)
 }
 END_TEST
 
+/* A flow control packet (IBA vol. 1, 7.9.4): operand 0, FCTBS 0x123, VL 1,
+ * FCCL 0x456, then the LPCRC, CRC-16 0x100B over the first four bytes
+ * (0xa8a7, computed bit by bit in tests/infiniband/test_ib.py's
+ * crc16_ib). As a raw IB packet (6 bytes: no data packet is that short)
+ * and inside an ERF record of the InfiniBand link type (25). */
+static const uint8_t ibfc_golden[6] = {0x01, 0x23, 0x14, 0x56, 0xa8, 0xa7};
+
+static void assert_ibfc(const struct rdma_pkt *p)
+{
+    EQ(p->proto, RDMA_PROTO_IB);
+    ck_assert(p->present & RDMA_HDR_IBFC);
+    EQ(p->ibfc.op, 0);
+    EQ(p->ibfc.fctbs, 0x123);
+    EQ(p->ibfc.vl, 1);
+    EQ(p->ibfc.fccl, 0x456);
+    EQ(p->ibfc.lpcrc, 0xa8a7);
+    ck_assert(p->vcrc.present && p->vcrc.ok);
+}
+
+START_TEST(ib_flow_control_packet)
+{
+    struct rdma_pkt p;
+    ck_assert_int_eq(unit_decode(RDMA_LINKTYPE_INFINIBAND, ibfc_golden, 6, 6, &p), RDMA_OK);
+    assert_ibfc(&p);
+    unit_assert_roundtrip(RDMA_LINKTYPE_INFINIBAND, ibfc_golden, 6, "flow control packet");
+    uint8_t erf[16 + 8] = {0, 0, 0, 0, 1, 0, 0, 0, RDMA_ERF_TYPE_INFINIBAND_LINK, 0, 0, 24, 0, 0, 0, 6};
+    memcpy(erf + 16, ibfc_golden, 6);
+    ck_assert_int_eq(unit_decode(RDMA_LINKTYPE_ERF, erf, sizeof erf, sizeof erf, &p), RDMA_OK);
+    assert_ibfc(&p);
+    /* encoding what was decoded gives the bytes back */
+    uint8_t out[64];
+    size_t len;
+    p.ibfc.lpcrc = 0;
+    p.linktype = RDMA_LINKTYPE_INFINIBAND;
+    p.present = RDMA_HDR_IBFC;
+    ck_assert_int_eq(rdma_encode(&p, out, sizeof out, &len), RDMA_OK);
+    EQ(len, 6);
+    ck_assert_mem_eq(out, ibfc_golden, 6);
+    /* damage: a flipped bit, a reserved operand, a short packet */
+    uint8_t bad[6];
+    memcpy(bad, ibfc_golden, 6);
+    bad[2] ^= 0x10;
+    ck_assert_int_eq(unit_decode(RDMA_LINKTYPE_INFINIBAND, bad, 6, 6, &p), RDMA_BAD_VCRC);
+    memcpy(bad, ibfc_golden, 6);
+    bad[0] = 0x21;
+    ck_assert_int_eq(unit_decode(RDMA_LINKTYPE_INFINIBAND, bad, 6, 6, &p), RDMA_MALFORMED);
+    ck_assert_int_eq(unit_decode(RDMA_LINKTYPE_INFINIBAND, ibfc_golden, 5, 6, &p), RDMA_TRUNCATED);
+}
+END_TEST
+
+/* The sliced VCRC against the polynomial taken one bit at a time, over
+ * every length that exercises the eight-byte steps and the tail. */
+START_TEST(vcrc_slices_follow_the_polynomial)
+{
+    uint8_t data[96];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 37 + 11);
+    for (size_t len = 0; len <= sizeof data; len++) {
+        uint16_t crc = 0xffff;
+        for (size_t i = 0; i < len; i++) {
+            crc ^= data[i];
+            for (int b = 0; b < 8; b++)
+                crc = (uint16_t)(crc & 1 ? (crc >> 1) ^ 0xd008 : crc >> 1);
+        }
+        uint16_t want = (uint16_t)(crc ^ 0xffff);
+        ck_assert_msg(rdma_vcrc(data, len) == want, "length %zu", len);
+    }
+}
+END_TEST
+
 /* AETH syndromes (IBA 9.7.5.1, tables 43-45) put into the native IB ACK. */
 static const struct aeth_case {
     uint8_t syndrome;
@@ -619,6 +689,8 @@ int main(void)
     tcase_add_test(tc, mad_only_to_qp0_and_qp1);
     tcase_add_test(tc, pfc_8021qbb);
     tcase_add_test(tc, pause_8023x);
+    tcase_add_test(tc, ib_flow_control_packet);
+    tcase_add_test(tc, vcrc_slices_follow_the_polynomial);
     tcase_add_test(tc, rnr_timer_table);
     tcase_add_loop_test(tc, aeth_syndromes, 0, sizeof aeth_cases / sizeof aeth_cases[0]);
     suite_add_tcase(s, tc);
