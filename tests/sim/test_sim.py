@@ -400,12 +400,17 @@ class Examples(unittest.TestCase):
         for h in HEURISTICS:
             args += ["--disable-heuristic", h]
         p = subprocess.run(args + ["-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
-                                   "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
+                                   "-e", "_ws.malformed", "-e", "_ws.expert.severity",
+                                   "-e", "frame.protocols"],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = [line.split("\t") for line in p.stdout.splitlines()]
         self.assertEqual(len(rows), len(pcap_records(path)))
-        for number, opcode, malformed, severity in rows:
+        for number, opcode, malformed, severity, protocols in rows:
+            if protocols.endswith(":infiniband_link"):
+                # an InfiniBand flow control packet, which tshark 4.0 always
+                # calls malformed; tests/infiniband checks them from the bytes
+                continue
             self.assertNotEqual(opcode, "", f"frame {number} is not InfiniBand")
             self.assertEqual(malformed, "", f"frame {number} is malformed")
             # 0x00800000 is error, 0x00600000 warning (epan/proto.h)
