@@ -315,6 +315,8 @@ static enum rdma_status decode_ethertype(const struct rdma_decode_config *cfg, s
         type = v->etype;
     }
     pkt->ethertype = type;
+    pkt->l3 = c->start + c->pos;
+    pkt->l3_len = (uint32_t)(c->captured - c->pos);
     switch (type) {
     case RDMA_ETHERTYPE_IPV4:
         return decode_ipv4(cfg, c, pkt);
@@ -385,6 +387,7 @@ static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct 
             return truncated(pkt, "ERF extension header");
         more = ext[0] & 0x80;
     }
+    pkt->pseudo_len = (uint32_t)c->pos;
     unsigned type = pkt->erf.type & 0x7f;
     if (type != RDMA_ERF_TYPE_INFINIBAND && type != RDMA_ERF_TYPE_INFINIBAND_LINK)
         return fail(pkt, RDMA_UNSUPPORTED, "ERF record type is not InfiniBand");
@@ -421,6 +424,8 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->reason = 0;
     pkt->linktype = (uint16_t)linktype;
     pkt->ethertype = 0;
+    pkt->l3 = NULL;
+    pkt->l3_len = 0;
     pkt->op = 0;
     pkt->payload = 0;
     pkt->payload_len = 0;
@@ -431,6 +436,7 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->icrc.ok = pkt->vcrc.ok = false;
     pkt->frame_len = (uint32_t)caplen;
     pkt->wire_len = (uint32_t)wirelen;
+    pkt->pseudo_len = 0;
     struct cursor c = {frame, 0, caplen < wirelen ? caplen : wirelen, wirelen};
 
     switch (linktype) {

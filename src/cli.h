@@ -19,6 +19,15 @@ bool cli_parse_size(const char *s, uint64_t *bytes);
 /* A decimal count in [lo, hi]. */
 bool cli_parse_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *v);
 
+/* With getopt_long() given an option string starting with ':' and opterr
+ * 0: c is what it returned (':' for a missing value, '?' for an unknown
+ * option), opt its optopt, index its optind. One line on stderr naming the
+ * option, with a pointer to --help; returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, int c, int opt, char **argv, int index);
+/* "rdmasim CMD: WHAT; see 'rdmasim CMD --help'" (WHAT from the printf
+ * format); returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int cmd_decode(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
