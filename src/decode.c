@@ -904,6 +904,7 @@ int cmd_decode(int argc, char **argv)
     struct decode_opts opts = {0};
     struct filter *filter = NULL;
     uint64_t v;
+    const char *err;
     rdma_decode_config_init(&opts.cfg);
     int c, rc = EXIT_OK;
     optind = 1;
@@ -921,11 +922,10 @@ int cmd_decode(int argc, char **argv)
                 rc = cli_usage_error("decode", "-c: '%s' is not a count of frames (1 or more)", optarg);
             break;
         case 'f': {
-            char err[256];
+            char why[256];
             filter_free(filter);
-            if (!(filter = filter_compile(optarg, err, sizeof err))) {
-                rc = cli_usage_error("decode", "--filter: %s in '%s'", err, optarg);
-            }
+            if (!(filter = filter_compile(optarg, why, sizeof why)))
+                rc = cli_usage_error("decode", "--filter: %s in '%s'", why, optarg);
             break;
         }
         case 'p': {
@@ -945,9 +945,8 @@ int cmd_decode(int argc, char **argv)
         case 'I':
             if (!strcmp(optarg, "never"))
                 opts.lim.idle_ns = RDMA_IWARP_NEVER;
-            else if (!cli_parse_duration(optarg, &opts.lim.idle_ns))
-                rc = cli_usage_error("decode", "--idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never",
-                                     optarg);
+            else if ((err = cli_parse_duration(optarg, &opts.lim.idle_ns)))
+                rc = cli_usage_error("decode", "--idle-timeout '%s': %s, or never", optarg, err);
             break;
         case 'h':
             usage(stdout);

@@ -148,7 +148,7 @@ def test_rxe_write_read(name):
     w, r = kinds["RDMA WRITE"], kinds["RDMA READ"]
     check(w["bytes"] == write["payload_len"] == write["reth"]["dmalen"], name + ": WRITE bytes")
     check(w["first_frame"] == write["frame"] and w["completion_frame"] == write["frame"] + 1, name + ": WRITE frames")
-    check(w["remote_address"] == "0x%016x" % write["reth"]["va"] and w["rkey"] == "0x%08x" % write["reth"]["r_key"],
+    check(w["remote_address"] == write["reth"]["va"] and w["rkey"] == "0x%08x" % write["reth"]["r_key"],
           name + ": WRITE remote address and key")
     check(r["first_frame"] == read["frame"] and r["response_packets"] == 4 and r["bytes"] == 4096,
           name + ": READ with four response packets")
