@@ -1,6 +1,6 @@
 /* format_other.c - one summary line for the frames around RDMA traffic:
  * ARP, and TCP, UDP, ICMP and ICMPv6 over IPv4 or IPv6, carried by
- * Ethernet or by IPoIB (RFC 4391) in an InfiniBand UD SEND. The decoder
+ * Ethernet or by IPoIB (RFC 4391, 4755) in an InfiniBand SEND. The decoder
  * does not take these headers apart; the summary reads what it shows
  * through the cursor, from where the network header begins.
  *
@@ -86,7 +86,7 @@ static bool transport(struct out *o, struct cursor *c, unsigned proto, size_t le
         }
         out_str(o, " win=");
         out_u64(o, rdma_get_be16(h + 14));
-        out_str(o, " len=");
+        out_str(o, " payload=");
         out_u64(o, len - (h[12] >> 4) * 4u);
         return true;
     case PROTO_UDP:
@@ -96,7 +96,7 @@ static bool transport(struct out *o, struct cursor *c, unsigned proto, size_t le
         out_u64(o, rdma_get_be16(h));
         out_str(o, " \xe2\x86\x92 ");
         out_u64(o, rdma_get_be16(h + 2));
-        out_str(o, " len=");
+        out_str(o, " payload=");
         out_u64(o, rdma_get_be16(h + 4) - 8u);
         return true;
     case PROTO_ICMP:
@@ -203,10 +203,12 @@ bool rdma__format_network(struct out *o, unsigned ethertype, const uint8_t *p, s
 
 bool rdma__format_ipoib(struct out *o, const struct rdma_pkt *pkt)
 {
-    /* QP0 and QP1 carry management datagrams, never IPoIB */
-    if (!(pkt->present & RDMA_HDR_DETH) || pkt->bth.destqp <= 1 || !pkt->op ||
-        !(pkt->op->flags & RDMA_OPF_SEND) || pkt->captured_payload_len < 4 ||
-        rdma_get_be16(pkt->payload + 2))
+    /* Datagram mode sends on UD, connected mode on RC (RFC 4755), each
+     * packet a message of its own; QP0 and QP1 carry management datagrams,
+     * never IPoIB. */
+    if (pkt->proto != RDMA_PROTO_IB || pkt->bth.destqp <= 1 || !pkt->op ||
+        (pkt->op->flags & (RDMA_OPF_SEND | RDMA_OPF_ONLY)) != (RDMA_OPF_SEND | RDMA_OPF_ONLY) ||
+        pkt->captured_payload_len < 4 || rdma_get_be16(pkt->payload + 2))
         return false;
     struct out saved = *o;
     out_str(o, " IPoIB ");
