@@ -191,6 +191,7 @@ static void describe(char *buf, size_t cap, const struct rdma_replay_anomaly *a,
         if (a->code) /* iWARP: no PSN */
             break;
         /* fall through */
+    case RDMA_REPLAY_ANOM_ONE_WAY:
     case RDMA_REPLAY_ANOM_NAK:
     case RDMA_REPLAY_ANOM_MISSING_ACK:
     case RDMA_REPLAY_ANOM_DUPLICATE:

@@ -241,6 +241,36 @@ class Replay(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_conversations_numbered_in_order(self):
+        _, out, _ = run("replay", "--json", RXE)
+        doc = json.loads(out)
+        self.assertEqual(sorted(v["id"] for v in doc["conversations"]), [1, 2])
+        by_id = {v["id"]: v for v in doc["conversations"]}
+        self.assertEqual(by_id[1]["a"]["qpn"], 1)  # the CM exchange on QP1 comes first
+        self.assertEqual({m["conversation"] for m in doc["messages"]}, {2})
+        self.assertEqual(by_id[2]["a"]["qpn"], 0x11)
+        _, text, _ = run("replay", RXE)
+        rows = text.split("Conversations")[1].split("\n\n")[0].splitlines()[2:]
+        self.assertEqual(sorted(row.split()[0] for row in rows), ["1", "2"])
+
+    def test_one_direction_is_not_a_missing_acknowledgement(self):
+        # what one switch port saw when the acknowledgements took another path
+        gh, recs = records(RXE)
+        tmp = tempfile.mkdtemp()
+        try:
+            path = os.path.join(tmp, "oneway.pcap")
+            write_pcap(path, gh, [(h, d) for h, d in recs if d[26:30] == bytes([192, 168, 65, 5])])
+            _, out, _ = run("replay", "--json", path)
+            doc = json.loads(out)
+            self.assertEqual([a["kind"] for a in doc["anomalies"]], ["one direction only"])
+            self.assertEqual(doc["summary"]["messages_failed"], 0)
+            self.assertTrue(all("one direction only" in m["status"] for m in doc["messages"]))
+            _, text, _ = run("replay", path)
+            self.assertNotIn("missing acknowledgement", text)
+            self.assertIn("2 messages (0 failed or unacknowledged)", text)
+        finally:
+            shutil.rmtree(tmp)
+
     def test_counts_in_the_singular(self):
         _, text, _ = run("replay", os.path.join(REAL, "hw-cx4-cnp-rocev1.pcap"))
         self.assertNotRegex(text, r"\b1 (conversation|message|CM message)s\b")
