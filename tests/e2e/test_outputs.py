@@ -226,12 +226,15 @@ class Files(unittest.TestCase):
 
 
 class Replay(unittest.TestCase):
-    def test_atomics_move_eight_bytes(self):
+    def test_atomics_move_eight_bytes_and_the_seed_survives_jq(self):
         tmp = tempfile.mkdtemp()
         try:
-            p = subprocess.run([RDMASIM, "sim", os.path.join(TOP, "examples", "every-operation.yaml"), "--out", tmp],
-                               capture_output=True, text=True)
+            p = subprocess.run([RDMASIM, "sim", os.path.join(TOP, "examples", "every-operation.yaml"), "--out", tmp,
+                                "--seed", str(2**64 - 1)], capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
+            if shutil.which("jq"):  # the seed, any 64-bit number, survives jq as the simulator's JSON writes it
+                with open(os.path.join(tmp, "summary.json")) as f:
+                    self.assertEqual(jq(".config.seed", f.read()), ["0xffffffffffffffff"])
             _, out, _ = run("replay", "--json", os.path.join(tmp, "pcap", "h0-0.pcap"))
             atomics = [m for m in json.loads(out)["messages"] if m["kind"] == "ATOMIC"]
             self.assertTrue(atomics)
