@@ -301,7 +301,7 @@ bool rdma_capture_open(struct rdma_capture *c, const char *path, char *err, size
         snprintf(err, errlen, "%s", strerror(errno));
         return false;
     }
-    bool gzipped = fp && capture__is_gzip(fp);
+    bool gzipped = fp && capture__is_gzip(fileno(fp));
     if (gzipped) {
         fclose(fp);
         if (!(fp = capture__gunzip(path))) {

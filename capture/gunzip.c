@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "gunzip.h"
@@ -23,11 +25,12 @@ static ssize_t gz_read(void *cookie, char *buf, size_t n)
 
 static int gz_close(void *cookie) { return gzclose(cookie) == Z_OK ? 0 : EOF; }
 
-bool capture__is_gzip(FILE *fp)
+bool capture__is_gzip(int fd)
 {
-    int a = getc(fp), b = a == EOF ? EOF : getc(fp);
-    rewind(fp);
-    return a == 0x1f && b == 0x8b;
+    struct stat st;
+    unsigned char magic[2];
+    return !fstat(fd, &st) && S_ISREG(st.st_mode) && pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
+           magic[1] == 0x8b;
 }
 
 FILE *capture__gunzip(const char *path)

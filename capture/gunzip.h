@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Whether the stream begins with the gzip magic (1f 8b); it is rewound. */
-bool capture__is_gzip(FILE *fp);
+/* Whether fd is a regular file that begins with the gzip magic (1f 8b),
+ * read without moving its offset. A pipe is read as it comes: what was
+ * read to look could not be given back to libpcap. */
+bool capture__is_gzip(int fd);
 /* The decompressed bytes of the gzip file at path as a stream, or NULL
  * with errno set. */
 FILE *capture__gunzip(const char *path);

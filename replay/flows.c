@@ -22,9 +22,12 @@ void replay__flow_table_free(struct flow_table *t)
     memset(t, 0, sizeof *t);
 }
 
+/* A flow leads its conversation unless paired with an earlier flow (a
+ * flow whose reverse is itself, QP0 of one LID to itself, is paired with
+ * itself and leads). */
 static bool leads(const struct rdma_replay_flow *f)
 {
-    return f->peer < 0 || (uint32_t)f->peer > f->id - 1;
+    return f->peer < 0 || (uint32_t)f->peer >= f->id - 1;
 }
 
 static void lead_add(struct flow_table *t, uint32_t i, int32_t delta)

@@ -94,7 +94,7 @@ struct flow_table {
     bool full;              /* a flow was refused for it */
     /* Conversations are numbered 1, 2, ... in the order they first appear:
      * a conversation's number counts the flows up to its first that lead
-     * one (unpaired, or paired with a later flow). A Fenwick tree over the
+     * one (unpaired, or paired with itself or a later flow). A Fenwick tree over the
      * flows' indices holds those marks, so a number is found in log n as
      * pairings change. */
     uint32_t *lead;
