@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "gunzip.h"
 
 #define WINDOW (32u << 20)
 #define PREFETCH_AHEAD (16u << 10)
@@ -291,9 +292,23 @@ bool rdma_capture_open(struct rdma_capture *c, const char *path, char *err, size
     memset(c, 0, sizeof *c);
     c->fd = -1;
     char errbuf[PCAP_ERRBUF_SIZE];
-    /* Files fopen() refuses, and "-", are left to libpcap, which opens and
-     * words them as it always does. */
-    FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    /* "-" is left to libpcap, which reads standard input. A file that
+     * cannot be opened is worded here, without its name (libpcap's words
+     * name it, and the caller names it again). */
+    bool stdin_ = !strcmp(path, "-");
+    FILE *fp = stdin_ ? NULL : fopen(path, "rb");
+    if (!stdin_ && !fp) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return false;
+    }
+    bool gzipped = fp && capture__is_gzip(fileno(fp));
+    if (gzipped) {
+        fclose(fp);
+        if (!(fp = capture__gunzip(path))) {
+            snprintf(err, errlen, "%s", strerror(errno));
+            return false;
+        }
+    }
     if (fp) {
         /* stdio's buffer is one page unless it is handed a larger one: a
          * read() every ten frames for what libpcap reads */
@@ -313,9 +328,27 @@ bool rdma_capture_open(struct rdma_capture *c, const char *path, char *err, size
         return false;
     }
     c->linktype = pcap_datalink(c->pc);
-    if (fp)
+    if (fp && !gzipped)
         map_classic(c, fileno(fp));
     return true;
+}
+
+/* An ERF record carries its own time, 32.32 fixed-point seconds (least
+ * significant byte first), finer than the pcap record's microseconds:
+ * rounded to the nearest nanosecond as tshark rounds it. */
+static void erf_time(struct rdma_capture_frame *f)
+{
+    if (f->caplen < 8)
+        return;
+    uint64_t ts = (uint64_t)get32(f->data, false) | (uint64_t)get32(f->data + 4, false) << 32;
+    uint64_t frac = (ts & 0xffffffffu) * 1000000000u;
+    frac += (frac & 0x80000000u) << 1;
+    f->sec = (int64_t)(ts >> 32);
+    f->nsec = (int64_t)(frac >> 32);
+    if (f->nsec >= 1000000000) {
+        f->nsec -= 1000000000;
+        f->sec++;
+    }
 }
 
 /* The next record read by libpcap; in a mapped file, the one at c->pos,
@@ -349,6 +382,8 @@ static int next_libpcap(struct rdma_capture *c, struct rdma_capture_frame *f)
     f->len = h->len;
     f->data = data;
     f->record = NULL;
+    if (c->linktype == DLT_ERF)
+        erf_time(f);
     return 1;
 }
 
@@ -364,6 +399,8 @@ const uint8_t *rdma_capture_record(const struct rdma_capture *c, const uint8_t *
     f->len = get32(record + 12, c->swapped);
     f->data = record + RECORD_HEADER;
     f->record = record;
+    if (c->linktype == DLT_ERF)
+        erf_time(f);
     return f->data + f->caplen;
 }
 

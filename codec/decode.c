@@ -315,6 +315,8 @@ static enum rdma_status decode_ethertype(const struct rdma_decode_config *cfg, s
         type = v->etype;
     }
     pkt->ethertype = type;
+    pkt->l3 = c->start + c->pos;
+    pkt->l3_len = (uint32_t)(c->captured - c->pos);
     switch (type) {
     case RDMA_ETHERTYPE_IPV4:
         return decode_ipv4(cfg, c, pkt);
@@ -373,7 +375,8 @@ static enum rdma_status decode_ib(const struct rdma_decode_config *cfg, struct c
 
 /* A link packet (IBA vol. 1, 7.9.4): a flow-control packet, operand 0
  * (normal) or 1 (initialization); the other operands are reserved. Its
- * LPCRC is the VCRC's CRC-16 over the first four bytes. */
+ * LPCRC is the VCRC's CRC-16 over the first four bytes, in the VCRC's byte
+ * order. */
 static enum rdma_status decode_ibfc(const struct rdma_decode_config *cfg, struct cursor *c,
                                     struct rdma_pkt *pkt)
 {
@@ -386,8 +389,10 @@ static enum rdma_status decode_ibfc(const struct rdma_decode_config *cfg, struct
         return fail(pkt, RDMA_MALFORMED, "link packet operand is reserved");
     if (c->pos != c->wire)
         return fail(pkt, RDMA_MALFORMED, "link packet longer than 6 bytes");
+    /* sent least significant byte first, as the VCRC (the link layer's
+     * other CRC-16) is on real links */
     pkt->vcrc.present = true;
-    pkt->vcrc.value = pkt->ibfc.lpcrc;
+    pkt->vcrc.value = (uint32_t)p[4] | (uint32_t)p[5] << 8;
     if (cfg->verify_crc) {
         pkt->vcrc.computed = rdma_vcrc(p, 4);
         pkt->vcrc.ok = pkt->vcrc.computed == pkt->vcrc.value;
@@ -411,6 +416,7 @@ static enum rdma_status decode_erf(const struct rdma_decode_config *cfg, struct 
             return truncated(pkt, "ERF extension header");
         more = ext[0] & 0x80;
     }
+    pkt->pseudo_len = (uint32_t)c->pos;
     unsigned type = pkt->erf.type & 0x7f;
     if (type != RDMA_ERF_TYPE_INFINIBAND && type != RDMA_ERF_TYPE_INFINIBAND_LINK)
         return fail(pkt, RDMA_UNSUPPORTED, "ERF record type is not InfiniBand");
@@ -449,6 +455,8 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->reason = 0;
     pkt->linktype = (uint16_t)linktype;
     pkt->ethertype = 0;
+    pkt->l3 = NULL;
+    pkt->l3_len = 0;
     pkt->op = 0;
     pkt->payload = 0;
     pkt->payload_len = 0;
@@ -459,6 +467,7 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->icrc.ok = pkt->vcrc.ok = false;
     pkt->frame_len = (uint32_t)caplen;
     pkt->wire_len = (uint32_t)wirelen;
+    pkt->pseudo_len = 0;
     struct cursor c = {frame, 0, caplen < wirelen ? caplen : wirelen, wirelen};
 
     switch (linktype) {

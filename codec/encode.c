@@ -295,7 +295,9 @@ static enum rdma_status encode_ibfc(struct writer *w, const struct rdma_pkt *pkt
     PUT_HEADER(w, RDMA_IBFC_FIELDS, IBFC, &pkt->ibfc);
     if (w->overflow)
         return RDMA_TRUNCATED;
-    rdma_put_be16(w->buf + at + 4, rdma_vcrc(w->buf + at, 4));
+    uint16_t crc = rdma_vcrc(w->buf + at, 4);
+    w->buf[at + 4] = (uint8_t)crc; /* least significant byte first, as the VCRC */
+    w->buf[at + 5] = (uint8_t)(crc >> 8);
     return RDMA_OK;
 }
 

@@ -39,6 +39,16 @@ static void member_hex(struct out *o, const char *name, const uint8_t *p, size_t
     out_str(o, "\",");
 }
 
+/* A CRC32c as tshark shows iwarp_mpa.crc: the wire bytes (the CRC least
+ * significant byte first) read as a big-endian number, in hex. */
+static void member_crc(struct out *o, const char *name, uint32_t v)
+{
+    key(o, name);
+    out_str(o, "\"0x");
+    out_hex(o, (v & 0xff) << 24 | (v & 0xff00) << 8 | (v >> 8 & 0xff00) | v >> 24, 8);
+    out_str(o, "\",");
+}
+
 static void open_obj(struct out *o, const char *name)
 {
     key(o, name);
@@ -54,7 +64,20 @@ static void close_obj(struct out *o, char c)
     out_chr(o, ',');
 }
 
-#define JSON_FIELD_(name, type, byte, shift, width) member_u64(o, #name, h__->name);
+/* 64-bit fields (tagged offsets, atomic operands) as hex strings, as in
+ * format_json.c */
+static void member_field(struct out *o, const char *name, uint64_t v, size_t size)
+{
+    if (size < 8) {
+        member_u64(o, name, v);
+        return;
+    }
+    key(o, name);
+    out_hex64_json(o, v);
+    out_chr(o, ',');
+}
+
+#define JSON_FIELD_(name, type, byte, shift, width) member_field(o, #name, h__->name, sizeof(type));
 #define JSON_ARRAY_(name, byte, len, kind)
 #define JSON_FIELDS(LIST, h)                                                   \
     do {                                                                       \
@@ -142,7 +165,7 @@ static void json_fpdu(struct out *o, const struct rdma_iwarp_fpdu *f)
         close_obj(o, ']');
     }
     if (!f->crc.present)
-        member_u64(o, "crc", f->crc.value);
+        member_crc(o, "crc", f->crc.value);
     close_obj(o, '}');
     if (f->present & RDMA_IW_DDP) {
         open_obj(o, "ddp");
@@ -166,9 +189,9 @@ static void json_fpdu(struct out *o, const struct rdma_iwarp_fpdu *f)
     }
     if (f->crc.present) {
         key(o, "mpa_crc");
-        out_str(o, "{\"value\":");
-        out_u64(o, f->crc.value);
-        out_str(o, f->crc.ok ? ",\"ok\":true}," : ",\"ok\":false},");
+        out_chr(o, '{');
+        member_crc(o, "value", f->crc.value);
+        out_str(o, f->crc.ok ? "\"ok\":true}," : "\"ok\":false},");
     }
 }
 

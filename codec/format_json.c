@@ -34,9 +34,12 @@ static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
 }
 
 /* A header field: those of 16 bits or less (most of them) are written
- * inline, wider ones by rdma_put_u64(). */
+ * inline, 32-bit ones by rdma_put_u64(), 64-bit ones as hex strings
+ * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq). */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
 {
+    if (size == 8)
+        return out_put_hex64_json(p, v);
     if (size > 2 || v < 100)
         return put_digits(p, v);
     uint32_t x = (uint32_t)v;
@@ -275,15 +278,31 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
     close_with(o, '}');
 }
 
-#define json_crc(o, name, crc)                                                 \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":,\"ok\":false},") + RDMA_U64_DIGITS, {  \
-        p = put_lit(p, "\"" name "\":{\"value\":");                            \
-        p = put_digits(p, (crc)->value);                                       \
-        p = (crc)->ok ? put_lit(p, ",\"ok\":true},") : put_lit(p, ",\"ok\":false},"); \
-    })
+/* A CRC as tshark shows it (infiniband.invariant.crc, .variant.crc): its
+ * bytes in wire order read as one big-endian number, in hex. The CRC
+ * itself is sent least significant byte first (IBA vol. 1, 7.8), so the
+ * number computed is this one byte-swapped. */
+static void json_crc(struct out *o, const char *name, const struct rdma_crc *crc, unsigned bytes)
+{
+    uint32_t wire = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        wire = wire << 8 | (crc->value >> (8 * i) & 0xff);
+    out_chr(o, '"');
+    out_str(o, name);
+    out_lit(o, "\":{\"value\":\"0x");
+    out_hex(o, wire, 2 * bytes);
+    if (crc->ok)
+        out_lit(o, "\",\"ok\":true},");
+    else
+        out_lit(o, "\",\"ok\":false},");
+}
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
 {
+    if (rdma_pkt_snapped(pkt)) { /* not an error: the capture kept less */
+        member_str(o, "snapped_in", pkt->reason ? pkt->reason : "frame");
+        return;
+    }
     key(o, "error");
     out_chr(o, '"');
     out_str(o, rdma_status_name((enum rdma_status)pkt->status));
@@ -366,11 +385,11 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
     if (has & RDMA_HDR_BTH)
         member_u64(o, "payload_len", pkt->payload_len);
     if (pkt->icrc.present)
-        json_crc(o, "icrc", &pkt->icrc);
+        json_crc(o, "icrc", &pkt->icrc, 4);
     if (pkt->vcrc.present && (has & RDMA_HDR_IBFC))
-        json_crc(o, "lpcrc", &pkt->vcrc);
+        json_crc(o, "lpcrc", &pkt->vcrc, 2);
     else if (pkt->vcrc.present)
-        json_crc(o, "vcrc", &pkt->vcrc);
+        json_crc(o, "vcrc", &pkt->vcrc, 2);
     if (pkt->status != RDMA_OK)
         json_error(o, pkt);
     if (!o->full && o->len && buf[o->len - 1] == ',')

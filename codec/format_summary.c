@@ -62,6 +62,10 @@ static void transport(struct out *o, const struct rdma_pkt *pkt)
         out_str(o, " FECN");
     if (bth->becn)
         out_str(o, " BECN");
+    /* Congestion Experienced (RFC 3168) in the IP header of RoCEv2 */
+    if (((pkt->present & RDMA_HDR_IP) && pkt->ip.dsfield_ecn == 3) ||
+        ((pkt->present & RDMA_HDR_IPV6) && (pkt->ipv6.tclass & 3) == 3))
+        out_str(o, " ECN-CE");
     if (pkt->present & RDMA_HDR_RETH) {
         out_str(o, " va=0x");
         out_hex(o, pkt->reth.va, 16);
@@ -89,6 +93,7 @@ static void transport(struct out *o, const struct rdma_pkt *pkt)
     if (pkt->op && (pkt->op->flags & RDMA_OPF_PAYLOAD)) {
         out_str(o, " payload=");
         out_u64(o, pkt->payload_len);
+        rdma__format_ipoib(o, pkt);
     }
 }
 
@@ -114,6 +119,9 @@ static void mac_control(struct out *o, const struct rdma_pfc *pfc)
 size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
 {
     struct out o_ = {buf, cap, 0, false}, *o = &o_;
+    if (pkt->proto == RDMA_PROTO_OTHER && pkt->l3 && pkt->status == RDMA_OK &&
+        rdma__format_network(o, pkt->ethertype, pkt->l3, pkt->l3_len))
+        return o->full ? 0 : o->len;
     address(o, pkt, true);
     out_str(o, " \xe2\x86\x92 "); /* U+2192 RIGHTWARDS ARROW */
     address(o, pkt, false);
@@ -158,7 +166,8 @@ size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
         out_str(o, pkt->vcrc.ok ? " VCRC ok" : " VCRC BAD");
     if (pkt->status != RDMA_OK && pkt->status != RDMA_BAD_ICRC && pkt->status != RDMA_BAD_VCRC) {
         out_str(o, " [");
-        out_str(o, rdma_status_name((enum rdma_status)pkt->status));
+        out_str(o, rdma_pkt_snapped(pkt) ? "cut by the snap length"
+                                         : rdma_status_name((enum rdma_status)pkt->status));
         if (pkt->reason) {
             out_str(o, pkt->status == RDMA_TRUNCATED ? " in " : ": ");
             out_str(o, pkt->reason);

@@ -71,6 +71,21 @@ static inline char *out_put_hex(char *p, uint64_t v, unsigned digits)
     return p + digits;
 }
 
+/* A 64-bit value as JSON text, "0x" and sixteen hex digits in quotes
+ * (RDMA_HEX64_JSON bytes at p): JSON readers such as jq hold numbers as
+ * doubles, exact only below 2^53, so addresses, GUIDs and 64-bit operands
+ * are strings, in the form tshark shows them. Returns the end. */
+#define RDMA_HEX64_JSON 20
+static inline char *out_put_hex64_json(char *p, uint64_t v)
+{
+    p[0] = '"';
+    p[1] = '0';
+    p[2] = 'x';
+    p = out_put_hex(p + 3, v, 16);
+    *p = '"';
+    return p + 1;
+}
+
 static inline void out_u64(struct out *o, uint64_t v)
 {
     char *p = out_room(o, RDMA_U64_DIGITS);
@@ -94,6 +109,24 @@ static inline void out_hex(struct out *o, uint64_t v, unsigned digits)
     o->full = true;
 }
 
+static inline void out_hex64_json(struct out *o, uint64_t v)
+{
+    char *p = out_room(o, RDMA_HEX64_JSON);
+    if (p) {
+        out_end(o, out_put_hex64_json(p, v));
+        return;
+    }
+    o->full = true;
+}
+
 void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind);
+
+struct rdma_pkt;
+/* "SRC → DST PROTO details" of an ARP, TCP, UDP, ICMP or ICMPv6 packet
+ * whose network header (of the EtherType given) begins at p; false, and
+ * nothing written, for any other (format_other.c). */
+bool rdma__format_network(struct out *o, unsigned ethertype, const uint8_t *p, size_t captured);
+/* " IPoIB " and the same, for an IPoIB packet in a UD SEND's payload. */
+bool rdma__format_ipoib(struct out *o, const struct rdma_pkt *pkt);
 
 #endif

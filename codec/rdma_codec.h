@@ -581,6 +581,8 @@ struct rdma_pkt {
 
     uint8_t ip_options_len;      /* IPv4 option bytes after the fixed 20 */
     const uint8_t *ip_options;
+    const uint8_t *l3;           /* the network header after the EtherType, or NULL */
+    uint32_t l3_len;             /* bytes of it and after it captured */
     bool ip_checksum_ok;         /* IPv4 header checksum (when IP present) */
     const struct rdma_opcode_info *op; /* rdma_opcodes[bth.opcode] */
     const uint8_t *payload;      /* transport payload (after ext headers) */
@@ -588,9 +590,21 @@ struct rdma_pkt {
     uint32_t captured_payload_len; /* how much of it the capture holds */
     uint32_t frame_len;          /* bytes of the frame as captured */
     uint32_t wire_len;           /* bytes of the frame on the wire */
+    /* Bytes of a capture pseudo-header at the start of frame_len and
+     * wire_len (an ERF record header and its extensions), which are not
+     * the packet's: tshark's frame.len leaves them out. */
+    uint32_t pseudo_len;
     struct rdma_crc icrc;
     struct rdma_crc vcrc;  /* of a flow-control packet: its LPCRC, the same CRC-16 */
 };
+
+/* Whether the frame ended early only because the capture kept fewer
+ * bytes than the wire had (its snap length): not damage, and no CRC can
+ * be checked. pkt->reason says in which header or the payload it ended. */
+static inline bool rdma_pkt_snapped(const struct rdma_pkt *pkt)
+{
+    return pkt->status == RDMA_TRUNCATED && pkt->frame_len < pkt->wire_len;
+}
 
 /* Whether rdma_decode() knows the pcap link type. */
 bool rdma_linktype_supported(unsigned linktype);

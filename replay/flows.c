@@ -18,7 +18,60 @@ void replay__flow_table_free(struct flow_table *t)
     free(t->chunks);
     free(t->slots);
     free(t->pairs);
+    free(t->lead);
     memset(t, 0, sizeof *t);
+}
+
+/* A flow leads its conversation unless paired with an earlier flow (a
+ * flow whose reverse is itself, QP0 of one LID to itself, is paired with
+ * itself and leads). */
+static bool leads(const struct rdma_replay_flow *f)
+{
+    return f->peer < 0 || (uint32_t)f->peer >= f->id - 1;
+}
+
+static void lead_add(struct flow_table *t, uint32_t i, int32_t delta)
+{
+    for (uint32_t j = i + 1; j <= t->lead_cap; j += j & -j)
+        t->lead[j - 1] += (uint32_t)delta;
+}
+
+/* Room in the tree for flow index i; rebuilt from the flows when it grows. */
+static bool lead_room(struct flow_table *t, uint32_t i)
+{
+    if (i < t->lead_cap)
+        return true;
+    uint32_t cap = t->lead_cap ? 2 * t->lead_cap : 1024;
+    uint32_t *v = realloc(t->lead, cap * sizeof *v);
+    if (!v)
+        return false;
+    t->lead = v;
+    t->lead_cap = cap;
+    memset(v, 0, cap * sizeof *v);
+    for (uint32_t k = 0; k < t->n; k++)
+        if (leads(flow_at(t, k)))
+            lead_add(t, k, 1);
+    return true;
+}
+
+uint32_t replay__flow_conv(const struct flow_table *t, const struct rdma_replay_flow *f)
+{
+    uint32_t i = f->id - 1;
+    if (f->peer >= 0 && (uint32_t)f->peer < i)
+        i = (uint32_t)f->peer;
+    uint32_t n = 0;
+    for (uint32_t j = i + 1; j; j -= j & -j)
+        n += t->lead[j - 1];
+    return n;
+}
+
+/* Pair f with the flow at index peer (-1: none), keeping the marks. */
+static void set_peer(struct flow_table *t, struct rdma_replay_flow *f, int32_t peer)
+{
+    bool was = leads(f);
+    f->peer = peer;
+    if (leads(f) != was)
+        lead_add(t, f->id - 1, was ? -1 : 1);
 }
 
 static bool key_eq(const struct rdma_replay_key *a, const struct rdma_replay_key *b)
@@ -158,13 +211,14 @@ static struct rdma_replay_flow *flow_new(struct flow_table *t, const struct rdma
         t->nchunks++;
     }
     struct pair_bucket *b = pair_of(t, k);
-    if (!b)
+    if (!b || !lead_room(t, t->n))
         return NULL;
     struct rdma_replay_flow *f = flow_at(t, t->n);
     memset(f, 0, sizeof *f);
     f->key = *k;
     f->id = ++t->n;
     f->peer = -1;
+    lead_add(t, f->id - 1, 1);
     f->conn = -1;
     f->pair_next = b->head;
     b->head = f->id;
@@ -206,10 +260,10 @@ void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct
         struct rdma_replay_flow *f = both[i], *other = both[1 - i];
         if (f->peer >= 0 && (uint32_t)f->peer != other->id - 1) {
             struct rdma_replay_flow *old = flow_at(t, (uint32_t)f->peer);
-            old->peer = -1;
+            set_peer(t, old, -1);
             old->pairing = RDMA_REPLAY_PAIR_NONE;
         }
-        f->peer = (int32_t)(other->id - 1);
+        set_peer(t, f, (int32_t)(other->id - 1));
         f->pairing = (uint8_t)how;
     }
     a->src_qpn_known = b->src_qpn_known = true;

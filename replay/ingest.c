@@ -58,7 +58,7 @@ static void cnp(struct rdma_replay *r, struct rdma_replay_flow *f)
 void replay__flow_count_frame(struct rdma_replay *r, struct rdma_replay_flow *f, const struct rdma_pkt *pkt)
 {
     f->packets++;
-    f->wire_bytes += pkt->wire_len;
+    f->wire_bytes += pkt->wire_len - pkt->pseudo_len;
     f->last_t = r->t;
     f->last_frame = r->frame;
     f->tl_packets++;
@@ -179,7 +179,7 @@ static bool snapped(const struct rdma_pkt *pkt)
 static void ingest(struct rdma_replay *r, struct rdma_pkt *pkt, enum rdma_status st, const uint8_t *data)
 {
     r->tot.frames++;
-    r->tot.wire_bytes += pkt->wire_len;
+    r->tot.wire_bytes += pkt->wire_len - pkt->pseudo_len;
     replay__timeline_advance(r);
     switch (pkt->proto) {
     case RDMA_PROTO_OTHER:

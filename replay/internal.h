@@ -92,6 +92,13 @@ struct flow_table {
     uint32_t npairs, pairs_used;
     uint32_t max_flows;     /* from the memory limit: no flow is added past it */
     bool full;              /* a flow was refused for it */
+    /* Conversations are numbered 1, 2, ... in the order they first appear:
+     * a conversation's number counts the flows up to its first that lead
+     * one (unpaired, or paired with itself or a later flow). A Fenwick tree over the
+     * flows' indices holds those marks, so a number is found in log n as
+     * pairings change. */
+    uint32_t *lead;
+    uint32_t lead_cap;
 };
 
 static inline struct rdma_replay_flow *flow_at(const struct flow_table *t, uint32_t i)
@@ -110,6 +117,8 @@ uint32_t *replay__flow_pair_gen(struct flow_table *t, const struct rdma_replay_k
 /* The bucket of the flows whose source and destination are k's, NULL if
  * there are none. */
 struct pair_bucket *replay__flow_pair(struct flow_table *t, const struct rdma_replay_key *k);
+/* The number of the conversation f belongs to (rdma_replay_conv_id). */
+uint32_t replay__flow_conv(const struct flow_table *t, const struct rdma_replay_flow *f);
 void replay__flows_join(struct flow_table *t, struct rdma_replay_flow *a, struct rdma_replay_flow *b,
                         enum rdma_replay_pairing how);
 

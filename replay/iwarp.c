@@ -411,6 +411,7 @@ static void untagged(struct rdma_replay *r, struct rdma_replay_flow *f, const st
         m->va = a->remote_tagged_offset;
         m->rkey = a->remote_stag;
         m->dmalen = 8;
+        m->bytes = 8; /* the operand: an atomic carries no other payload */
         m->atomic_id = a->request_identifier;
         m->has_reth = true;
         if (d->last_flag)

@@ -40,11 +40,31 @@ static bool chan_grow(struct rdma_replay_chan *c)
     return true;
 }
 
+/* How a message that was never acknowledged ends: if the capture has no
+ * frame at all going back between the two addresses, it saw one direction
+ * only and cannot tell (a trace of one switch port, where the
+ * acknowledgements took another path); else the acknowledgement is
+ * missing. */
+static enum rdma_replay_msg_status unacknowledged(struct rdma_replay *r, const struct rdma_replay_flow *f,
+                                                  const struct rdma_replay_msg *m)
+{
+    if (f->iw)
+        return RDMA_REPLAY_MSG_NO_RESPONSE;
+    if (!m->req_done)
+        return RDMA_REPLAY_MSG_INCOMPLETE;
+    struct rdma_replay_key back;
+    replay__flow_key_reverse(&f->key, 0, &back);
+    if (f->peer < 0 && !replay__flow_pair(&r->flows, &back))
+        return RDMA_REPLAY_MSG_ONE_WAY;
+    return RDMA_REPLAY_MSG_NO_ACK;
+}
+
 struct rdma_replay_msg *replay__chan_push(struct rdma_replay *r, struct rdma_replay_flow *f)
 {
     struct rdma_replay_chan *c = &f->ch;
     if (c->n == MAX_OUTSTANDING) {
-        replay__msg_finish(r, f, replay__chan_msg(c, 0), f->iw ? RDMA_REPLAY_MSG_NO_RESPONSE : RDMA_REPLAY_MSG_NO_ACK);
+        struct rdma_replay_msg *oldest = replay__chan_msg(c, 0);
+        replay__msg_finish(r, f, oldest, unacknowledged(r, f, oldest));
         replay__chan_pop_done(r, f);
     }
     if (c->n == c->cap && !chan_grow(c)) {
@@ -96,6 +116,8 @@ static void stats_add(struct rdma_replay_kind_stats *s, const struct rdma_replay
     s->count++;
     s->bytes += m->bytes;
     s->packets += m->req_packets + m->resp_packets;
+    if (m->status == RDMA_REPLAY_MSG_ONE_WAY)
+        return; /* not failed, and no latency to add */
     if (m->status != RDMA_REPLAY_MSG_OK) {
         s->failed++;
         return;
@@ -127,7 +149,7 @@ void replay__msg_finish(struct rdma_replay *r, struct rdma_replay_flow *f, struc
         m->t_done = m->t_first;
     stats_add(&f->ch.ks[m->kind], m);
     r->tot.messages_done++;
-    if (st != RDMA_REPLAY_MSG_OK)
+    if (st != RDMA_REPLAY_MSG_OK && st != RDMA_REPLAY_MSG_ONE_WAY)
         r->tot.messages_failed++;
     if (st == RDMA_REPLAY_MSG_NO_ACK || st == RDMA_REPLAY_MSG_INCOMPLETE) {
         struct rdma_replay_event ev = {.frame = {m->f_first, m->f_req_last, 0},
@@ -138,6 +160,12 @@ void replay__msg_finish(struct rdma_replay *r, struct rdma_replay_flow *f, struc
                                        .text = st == RDMA_REPLAY_MSG_INCOMPLETE ? "request packets missing" : NULL};
         if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_MISSING_ACK, st == RDMA_REPLAY_MSG_INCOMPLETE,
                                  (int32_t)(f->id - 1), m->req_packets, &ev))
+            r->oom = true;
+    } else if (st == RDMA_REPLAY_MSG_ONE_WAY) {
+        struct rdma_replay_event ev = {.frame = {m->f_first, m->f_req_last, 0}, .t = m->t_first, .psn = m->psn,
+                                       .value = m->req_packets};
+        if (!replay__anomaly_add(&r->anomalies, RDMA_REPLAY_ANOM_ONE_WAY, 0, (int32_t)(f->id - 1),
+                                 m->req_packets, &ev))
             r->oom = true;
     } else if (st == RDMA_REPLAY_MSG_NO_RESPONSE || st == RDMA_REPLAY_MSG_SEGMENTS_MISSING) {
         /* iWARP: the code is the message kind; value the segments seen */
@@ -179,7 +207,7 @@ void replay__finish_flows(struct rdma_replay *r)
         for (uint32_t j = 0; j < c->n; j++) {
             struct rdma_replay_msg *m = replay__chan_msg(c, j);
             if (!m->f_done)
-                replay__msg_finish(r, f, m, m->req_done ? RDMA_REPLAY_MSG_NO_ACK : RDMA_REPLAY_MSG_INCOMPLETE);
+                replay__msg_finish(r, f, m, unacknowledged(r, f, m));
         }
         replay__chan_pop_done(r, f);
     }

@@ -80,6 +80,8 @@ const char *rdma_replay_msg_status_name(const struct rdma_replay_msg *m)
         return "no response";
     case RDMA_REPLAY_MSG_SEGMENTS_MISSING:
         return "DDP segments missing";
+    case RDMA_REPLAY_MSG_ONE_WAY:
+        return "acknowledgement not in the capture (one direction only)";
     }
     return "?";
 }

@@ -95,7 +95,8 @@ const char *rdma_replay_kind_name(unsigned kind);
     X(PFC_PAUSE, "PFC pause", 4)                                               \
     X(CNP, "CNP", 4)                                                           \
     X(ECN_CE, "ECN-CE marked", 5)                                              \
-    X(FECN, "FECN marked", 5)
+    X(FECN, "FECN marked", 5)                                                  \
+    X(ONE_WAY, "one direction only", 4)
 
 enum rdma_replay_anomaly_kind {
 #define RDMA_REPLAY_ANOM_ENUM(name, text, sev) RDMA_REPLAY_ANOM_##name,
@@ -152,14 +153,18 @@ struct rdma_replay_anomaly {
 /* ---- messages ------------------------------------------------------------ */
 /* RDMA_REPLAY_MSG_NO_RESPONSE and RDMA_REPLAY_MSG_SEGMENTS_MISSING are
  * iWARP's: a Read or Atomic Request never answered, a message whose last
- * DDP segment never came. */
+ * DDP segment never came. RDMA_REPLAY_MSG_ONE_WAY: unacknowledged in a
+ * capture that holds no frame of the other direction between the two
+ * addresses (one switch port, the acknowledgements on another path):
+ * nothing is known to have failed. */
 enum rdma_replay_msg_status {
     RDMA_REPLAY_MSG_OK,
     RDMA_REPLAY_MSG_NAK,
     RDMA_REPLAY_MSG_NO_ACK,
     RDMA_REPLAY_MSG_INCOMPLETE,
     RDMA_REPLAY_MSG_NO_RESPONSE,
-    RDMA_REPLAY_MSG_SEGMENTS_MISSING
+    RDMA_REPLAY_MSG_SEGMENTS_MISSING,
+    RDMA_REPLAY_MSG_ONE_WAY
 };
 
 struct rdma_replay_msg {
@@ -400,7 +405,11 @@ const struct rdma_replay_config *rdma_replay_config(const struct rdma_replay *r)
 /* Flows by index (id - 1), in order of first appearance. */
 uint32_t rdma_replay_flow_count(const struct rdma_replay *r);
 const struct rdma_replay_flow *rdma_replay_flow(const struct rdma_replay *r, uint32_t i);
-/* The conversation a flow belongs to: the smaller flow id of the pair. */
+/* The number of the conversation a flow belongs to: conversations are
+ * numbered 1, 2, ... in the order of their first frame. A pairing found
+ * late (by acknowledgement, after a flow's first frames) may move the
+ * numbers of conversations that appeared after it; once the capture is
+ * read they are final. */
 uint32_t rdma_replay_conv_id(const struct rdma_replay *r, const struct rdma_replay_flow *f);
 /* Anomaly rows, one per (kind, code, flow), in order of first occurrence;
  * and the occurrences of one kind. */

@@ -73,10 +73,7 @@ const struct rdma_replay_flow *rdma_replay_flow(const struct rdma_replay *r, uin
 
 uint32_t rdma_replay_conv_id(const struct rdma_replay *r, const struct rdma_replay_flow *f)
 {
-    if (f->peer < 0)
-        return f->id;
-    const struct rdma_replay_flow *p = flow_at(&r->flows, (uint32_t)f->peer);
-    return p->id < f->id ? p->id : f->id;
+    return replay__flow_conv(&r->flows, f);
 }
 
 const struct rdma_replay_anomaly *rdma_replay_anomalies(const struct rdma_replay *r, uint32_t *n)

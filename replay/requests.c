@@ -127,9 +127,12 @@ static uint32_t fill(struct rdma_replay *r, struct rdma_replay_flow *f, struct r
         }
         m->npsn = span;
     } else {
-        m->bytes += pkt->payload_len;
-        f->goodput_bytes += pkt->payload_len;
-        f->tl_bytes += pkt->payload_len;
+        /* An atomic carries no payload: its operand, 8 bytes of the
+         * AtomicETH, is what it moves (the dmalen its request sets). */
+        uint32_t bytes = fl & RDMA_OPF_ATOMIC ? m->dmalen : pkt->payload_len;
+        m->bytes += bytes;
+        f->goodput_bytes += bytes;
+        f->tl_bytes += bytes;
         m->npsn = (uint32_t)rdma_psn_diff(psn, m->psn) + 1;
     }
     if (fl & RDMA_OPF_LAST) {

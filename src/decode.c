@@ -38,6 +38,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "filter.h"
 #include "rdma_codec.h"
 #include "rdma_iwarp.h"
 #include "rdma_text.h"
@@ -59,6 +60,8 @@
 struct decode_opts {
     bool json;
     bool strict;
+    uint64_t max_frames;         /* -c: frames read at most, over all files; 0: all */
+    const struct filter *filter; /* --filter, or NULL */
     struct rdma_decode_config cfg;
     struct rdma_iwarp_limits lim; /* --max-connections, --idle-timeout */
 };
@@ -66,7 +69,8 @@ struct decode_opts {
 struct decode_stats {
     uint64_t frames;
     uint64_t rdma;
-    uint64_t bad;
+    uint64_t bad;     /* truncated (not by the snap length), malformed or a bad CRC */
+    uint64_t snapped; /* cut by the snap length: not damage */
 };
 
 /* Output is assembled in a large buffer and written in big blocks: at
@@ -213,9 +217,9 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
     n += put_str(p + n, ",\"ts\":\"");
     n += put_time(p + n, tt, h->sec, h->nsec);
     n += put_str(p + n, "\",\"len\":");
-    n += put_u64(p + n, h->len);
+    n += put_u64(p + n, h->len - pkt->pseudo_len);
     n += put_str(p + n, ",\"caplen\":");
-    n += put_u64(p + n, h->caplen);
+    n += put_u64(p + n, h->caplen - pkt->pseudo_len);
     p[n++] = ',';
     size_t m = rdma_format_json(pkt, p + n, LINE_MAX_BYTES - n - 2);
     if (!m)
@@ -256,14 +260,14 @@ static size_t text_line(char *p, struct time_text *tt, uint64_t frame, const str
     n += iw ? rdma_iwarp_format_summary(pkt, iw->seg, iw->pdu, p + n, LINE_MAX_BYTES - n - 32)
             : rdma_format_summary(pkt, p + n, LINE_MAX_BYTES - n - 32);
     n += put_str(p + n, " len=");
-    n += put_u64(p + n, h->len);
+    n += put_u64(p + n, h->len - pkt->pseudo_len);
     p[n++] = '\n';
     return n;
 }
 
 static bool frame_is_bad(const struct rdma_pkt *pkt)
 {
-    return pkt->status != RDMA_OK && pkt->status != RDMA_UNSUPPORTED;
+    return pkt->status != RDMA_OK && pkt->status != RDMA_UNSUPPORTED && !rdma_pkt_snapped(pkt);
 }
 
 static bool pdu_is_bad(const struct rdma_iwarp_pdu *pdu)
@@ -292,6 +296,27 @@ static size_t end_line(char *p, bool json, uint64_t frame, const struct rdma_iwa
     n += put_str(p + n, pdu->reason);
     n += put_str(p + n, json ? "\"}\n" : "]\n");
     return n;
+}
+
+/* The line of a frame (or of one of its PDUs) at p, or nothing when the
+ * filter rejects it; returns its length. The filter reads the frame's JSON
+ * object: the line itself with --json, else one made aside in scratch. */
+static size_t frame_line(char *p, char *scratch, struct time_text *tt, const struct decode_opts *opts,
+                         const char *file, uint64_t number, const struct frame *f,
+                         const struct frame *first, const struct rdma_pkt *pkt,
+                         const struct iwarp_line *iw)
+{
+    if (opts->json) {
+        size_t n = json_line(p, tt, file, number, f, pkt, iw);
+        return !opts->filter || filter_match(opts->filter, p, n) ? n : 0;
+    }
+    if (opts->filter) {
+        struct time_text aside = {.valid = false};
+        size_t n = json_line(scratch, &aside, file, number, f, pkt, iw);
+        if (!filter_match(opts->filter, scratch, n))
+            return 0;
+    }
+    return text_line(p, tt, number, f, first, pkt, iw);
 }
 
 /* What the frames of one capture share. */
@@ -333,7 +358,7 @@ struct chunk {
     size_t out_len, out_cap;
     struct deferred *def;
     size_t ndef, def_cap;
-    uint64_t rdma, bad;
+    uint64_t rdma, bad, snapped;
     bool oom;
     enum chunk_state state;
 };
@@ -382,8 +407,9 @@ static void decode_chunk(const struct file_job *job, struct chunk *ch)
     const struct decode_opts *opts = job->opts;
     struct rdma_pkt pkt;
     struct time_text tt = {.valid = false};
+    char scratch[LINE_MAX_BYTES];
     ch->out_len = ch->ndef = 0;
-    ch->rdma = ch->bad = 0;
+    ch->rdma = ch->bad = ch->snapped = 0;
     ch->oom = false;
     const uint8_t *record = ch->run;
     for (size_t i = 0; i < ch->n; i++) {
@@ -404,13 +430,13 @@ static void decode_chunk(const struct file_job *job, struct chunk *ch)
         }
         if (!chunk_room(ch))
             goto oom;
-        char *p = ch->out + ch->out_len;
-        ch->out_len += opts->json ? json_line(p, &tt, job->name, frame, f, &pkt, NULL)
-                                  : text_line(p, &tt, frame, f, &job->first, &pkt, NULL);
+        ch->out_len += frame_line(ch->out + ch->out_len, scratch, &tt, opts, job->name, frame, f,
+                                  &job->first, &pkt, NULL);
         if (pkt.proto != RDMA_PROTO_OTHER)
             ch->rdma++;
         if (frame_is_bad(&pkt))
             ch->bad++;
+        ch->snapped += rdma_pkt_snapped(&pkt);
     }
     return;
 oom:
@@ -425,6 +451,7 @@ struct writer {
     struct time_text tt;
     struct sink *out;
     struct decode_stats *st;
+    char *scratch; /* LINE_MAX_BYTES, for the filter in text mode */
 };
 
 /* The ordered path: one frame through the iWARP stream, one line per PDU it
@@ -451,8 +478,8 @@ static void ordered_frame(struct writer *wr, const struct frame *f, uint64_t fra
         bad |= more && pdu_is_bad(&pdu);
         const struct iwarp_line *line = more || seg.iwarp ? &iw : NULL;
         char *p = sink_line(out);
-        out->len += job->opts->json ? json_line(p, &wr->tt, job->name, frame, f, pkt, line)
-                                    : text_line(p, &wr->tt, frame, f, &job->first, pkt, line);
+        out->len += frame_line(p, wr->scratch, &wr->tt, job->opts, job->name, frame, f, &job->first,
+                               pkt, line);
         if (!more)
             break;
         iw.index++;
@@ -461,6 +488,7 @@ static void ordered_frame(struct writer *wr, const struct frame *f, uint64_t fra
         wr->st->rdma++;
     if (bad)
         wr->st->bad++;
+    wr->st->snapped += rdma_pkt_snapped(pkt);
 }
 
 /* The main thread's part: a decoded chunk's text, with the lines of the
@@ -478,6 +506,7 @@ static void write_chunk(struct writer *wr, struct chunk *ch)
     wr->st->frames += ch->n;
     wr->st->rdma += ch->rdma;
     wr->st->bad += ch->bad;
+    wr->st->snapped += ch->snapped;
 }
 
 /* Chunks in flight and the workers that decode them. */
@@ -642,7 +671,7 @@ static bool chunk_add(struct chunk *ch, const struct rdma_capture_frame *cf)
 /* Fill ch from the capture, starting with the frame read ahead in cf, and
  * read the next one into cf; returns what rdma_capture_next() last returned. */
 static int fill_chunk(struct chunk *ch, struct rdma_capture *cap, struct rdma_capture_frame *cf,
-                      uint64_t *frames)
+                      uint64_t *frames, uint64_t limit)
 {
     ch->first_frame = *frames + 1;
     ch->n = ch->bytes = ch->copy_len = 0;
@@ -654,6 +683,10 @@ static int fill_chunk(struct chunk *ch, struct rdma_capture *cap, struct rdma_ca
             break;
         ++*frames;
         mark = rdma_capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
+        if (*frames == limit) { /* -c: the capture ends here */
+            rc = 0;
+            break;
+        }
         rc = rdma_capture_next(cap, cf);
     } while (rc == 1 && ch->n < CHUNK_FRAMES && ch->bytes < CHUNK_BYTES);
     ch->mark = mark;
@@ -692,7 +725,7 @@ static bool retire_chunk(struct pipeline *pl, uint64_t seq, struct writer *wr)
 
 /* Decode one capture. Returns false if it could not be read to its end. */
 static bool decode_file(const char *path, bool name_files, const struct decode_opts *opts,
-                        struct sink *out, struct decode_stats *st)
+                        struct sink *out, struct decode_stats *st, char *scratch)
 {
     char errbuf[PCAP_ERRBUF_SIZE];
     struct rdma_capture cap;
@@ -727,7 +760,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     pthread_cond_init(&pl.filled, NULL);
     pthread_cond_init(&pl.decoded, NULL);
     rdma_iwarp_stream_set_limits(iwarp, &opts->lim);
-    struct writer wr = {&job, &cap, iwarp, {.valid = false}, out, st};
+    struct writer wr = {&job, &cap, iwarp, {.valid = false}, out, st, scratch};
     rdma_capture_hold(&cap);
     if (name_files && !opts->json) {
         char *p = sink_line(out);
@@ -737,6 +770,8 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
      * the last. */
     struct rdma_capture_frame cf;
     uint64_t frames = 0, filled = 0, written = 0;
+    /* -c counts over the files: those before this one are all written */
+    uint64_t limit = opts->max_frames ? opts->max_frames - st->frames : UINT64_MAX;
     int rc = rdma_capture_next(&cap, &cf);
     if (rc == 1)
         job.first = (struct frame){cf.sec, cf.nsec, 0, 0, NULL};
@@ -748,7 +783,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
             break;
         struct chunk *ch = &pl.slot[filled % pl.nslots];
         ch->seq = filled;
-        rc = fill_chunk(ch, &cap, &cf, &frames);
+        rc = fill_chunk(ch, &cap, &cf, &frames, limit);
         if (!ch->n) { /* not even one frame could be copied */
             oom = true;
             break;
@@ -815,21 +850,30 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: rdmasim decode [--json] [--strict] [--rocev2-port PORT] [--max-connections N]\n"
-            "                      [--idle-timeout DUR] FILE...\n"
+            "usage: rdmasim decode [--json] [--strict] [-c N] [--filter EXPR] [--rocev2-port PORT]\n"
+            "                      [--max-connections N] [--idle-timeout DUR] FILE...\n"
             "\n"
-            "Print every frame of pcap or pcapng captures: frame number, time, source\n"
-            "and destination (IP, GID or LID), protocol, opcode, destination QP, PSN,\n"
-            "CRC status and length. Non-RDMA frames are listed briefly. A truncated or\n"
-            "malformed frame is reported on its line and decoding goes on.\n"
+            "Print every frame of pcap or pcapng captures (also gzip-compressed, .pcap.gz):\n"
+            "frame number, time, source and destination (IP, GID or LID), protocol, opcode,\n"
+            "destination QP, PSN, flags (FECN, BECN, ECN-CE), CRC status and length. ARP,\n"
+            "TCP, UDP, ICMP and ICMPv6 (also over IPoIB) get a line of their own; other\n"
+            "frames are listed briefly. A truncated or malformed frame is reported on its\n"
+            "line and decoding goes on; a frame cut by the capture's snap length is\n"
+            "marked so and is not counted as damaged.\n"
             "iWARP (MPA/DDP/RDMAP over TCP) is reassembled per connection: one line per\n"
             "FPDU, with the frame that completes it; a connection joined without its MPA\n"
             "Request/Reply is decoded from its markers or reported once and skipped.\n"
             "\n"
             "  --json             one JSON object per frame (NDJSON); header objects use\n"
             "                     Wireshark's field names (bth.psn, reth.dmalen, ddp.stag,\n"
-            "                     rdmap.opcode, ...); \"fpdu\" numbers the FPDUs of a frame\n"
+            "                     rdmap.opcode, ...); \"fpdu\" numbers the FPDUs of a frame;\n"
+            "                     64-bit values and CRCs are hex strings, as tshark shows them\n"
             "  --strict           exit 1 if any frame is truncated, malformed or fails a CRC\n"
+            "  -c N               read at most N frames (over all files), as tshark -c\n"
+            "  --filter EXPR      show only frames whose JSON object matches EXPR, e.g.\n"
+            "                     'bth.opcode == 4 && ip.src == 10.0.0.1', 'reth && !icrc.ok',\n"
+            "                     'reth.va >= 0xffff000000000000' (==, !=, <, >, <=, >=, &&,\n"
+            "                     ||, !, parentheses; a member alone tests it is there)\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
             "  --max-connections N  TCP connections reassembled at once (default 131072):\n"
             "                     past it the least recently active one ages out\n"
@@ -841,8 +885,8 @@ static void usage(FILE *f)
             "\n"
             "Link types: Ethernet (with 802.1Q/802.1ad tags), Linux cooked (SLL, SLL2),\n"
             "raw InfiniBand, ERF carrying InfiniBand.\n"
-            "Exit status: 0 files read, 1 bad frames with --strict, 2 usage error or a\n"
-            "file that could not be read to its end (it is named, with the frame).\n");
+            "Exit status: 0 files read, 1 damaged frames with --strict, 2 usage error or\n"
+            "a file that could not be read to its end (it is named, with the frame).\n");
 }
 
 int cmd_decode(int argc, char **argv)
@@ -850,6 +894,7 @@ int cmd_decode(int argc, char **argv)
     static const struct option longopts[] = {
         {"json", no_argument, 0, 'j'},
         {"strict", no_argument, 0, 's'},
+        {"filter", required_argument, 0, 'f'},
         {"rocev2-port", required_argument, 0, 'p'},
         {"max-connections", required_argument, 0, 'C'},
         {"idle-timeout", required_argument, 0, 'I'},
@@ -857,11 +902,14 @@ int cmd_decode(int argc, char **argv)
         {0, 0, 0, 0},
     };
     struct decode_opts opts = {0};
+    struct filter *filter = NULL;
     uint64_t v;
+    const char *err;
     rdma_decode_config_init(&opts.cfg);
-    int c;
+    int c, rc = EXIT_OK;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":hc:", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
             opts.json = true;
@@ -869,59 +917,71 @@ int cmd_decode(int argc, char **argv)
         case 's':
             opts.strict = true;
             break;
+        case 'c':
+            if (!cli_parse_count(optarg, 1, UINT64_MAX, &opts.max_frames))
+                rc = cli_usage_error("decode", "-c: '%s' is not a count of frames (1 or more)", optarg);
+            break;
+        case 'f': {
+            char why[256];
+            filter_free(filter);
+            if (!(filter = filter_compile(optarg, why, sizeof why)))
+                rc = cli_usage_error("decode", "--filter: %s in '%s'", why, optarg);
+            break;
+        }
         case 'p': {
             char *end;
             errno = 0;
             unsigned long port = strtoul(optarg, &end, 10);
-            if (errno || *end || !*optarg || port == 0 || port > 65535) {
-                fprintf(stderr, "rdmasim decode: --rocev2-port: '%s' is not a port number (1-65535)\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (errno || *end || !*optarg || port == 0 || port > 65535)
+                rc = cli_usage_error("decode", "--rocev2-port: '%s' is not a port number (1-65535)", optarg);
             opts.cfg.rocev2_port = (uint16_t)port;
             break;
         }
         case 'C':
-            if (!cli_parse_count(optarg, 1, (uint64_t)1 << 32, &v)) {
-                fprintf(stderr, "rdmasim decode: --max-connections: '%s' is not a count (1-4294967296)\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (!cli_parse_count(optarg, 1, (uint64_t)1 << 32, &v))
+                rc = cli_usage_error("decode", "--max-connections: '%s' is not a count (1-4294967296)", optarg);
             opts.lim.max_conns = (size_t)v;
             break;
         case 'I':
             if (!strcmp(optarg, "never"))
                 opts.lim.idle_ns = RDMA_IWARP_NEVER;
-            else if (!cli_parse_duration(optarg, &opts.lim.idle_ns)) {
-                fprintf(stderr, "rdmasim decode: --idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
+            else if ((err = cli_parse_duration(optarg, &opts.lim.idle_ns)))
+                rc = cli_usage_error("decode", "--idle-timeout '%s': %s, or never", optarg, err);
             break;
         case 'h':
             usage(stdout);
+            filter_free(filter);
             return EXIT_OK;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            rc = cli_bad_option("decode", c, optopt, argv, optind);
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "rdmasim decode: no capture file given\n");
-        usage(stderr);
-        return EXIT_USAGE;
+    if (rc == EXIT_OK && optind >= argc)
+        rc = cli_usage_error("decode", "no capture file given");
+    if (rc != EXIT_OK) {
+        filter_free(filter);
+        return rc;
     }
+    opts.filter = filter;
     struct sink out = {malloc(OUT_BUFFER), 0, false};
-    if (!out.buf) {
+    char *scratch = malloc(LINE_MAX_BYTES);
+    if (!out.buf || !scratch) {
         fprintf(stderr, "rdmasim decode: out of memory\n");
+        free(out.buf);
+        free(scratch);
+        filter_free(filter);
         return EXIT_USAGE;
     }
     struct decode_stats st = {0};
     bool unreadable = false;
     bool many = argc - optind > 1;
-    for (int i = optind; i < argc; i++)
-        if (!decode_file(argv[i], many, &opts, &out, &st))
+    for (int i = optind; i < argc && !(opts.max_frames && st.frames >= opts.max_frames); i++)
+        if (!decode_file(argv[i], many, &opts, &out, &st, scratch))
             unreadable = true;
     sink_flush(&out);
     free(out.buf);
+    free(scratch);
+    filter_free(filter);
     if (fflush(stdout) || out.failed) {
         fprintf(stderr, "rdmasim decode: writing output: %s\n", strerror(errno));
         return EXIT_USAGE;
@@ -929,6 +989,9 @@ int cmd_decode(int argc, char **argv)
     if (st.bad)
         fprintf(stderr, "rdmasim decode: %" PRIu64 " of %" PRIu64 " frames truncated, malformed or with a bad CRC\n",
                 st.bad, st.frames);
+    if (st.snapped)
+        fprintf(stderr, "rdmasim decode: %" PRIu64 " of %" PRIu64 " frames cut by the snap length (CRCs not checked)\n",
+                st.snapped, st.frames);
     if (unreadable)
         return EXIT_USAGE;
     return opts.strict && st.bad ? EXIT_BAD_FRAMES : EXIT_OK;

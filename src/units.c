@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "engine/units.h"
 
 struct unit {
     const char *name;
@@ -29,12 +30,37 @@ static bool parse_scaled(const char *s, const struct unit *units, size_t n, uint
     return false;
 }
 
-bool cli_parse_duration(const char *s, uint64_t *ns)
+/* Through the simulator's own parser (sim/engine/units.c), so a time on
+ * the command line reads as it does in a configuration: a number (1.5us,
+ * 2e-3s) and a unit, ps to s, or min here; a whole number of nanoseconds,
+ * more than zero. */
+const char *cli_parse_duration(const char *s, uint64_t *ns)
 {
-    static const struct unit units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000},
-                                        {"min", 60000000000}, {"", 1}};
-    return parse_scaled(s, units, sizeof units / sizeof units[0], ns) && *ns > 0;
+    static const char *const what = "not a duration: write a number and one of ns, us, ms, s, min (100us)";
+    size_t n = strlen(s);
+    uint64_t ps, scale = 1;
+    char secs[64];
+    if (n > 3 && !strcmp(s + n - 3, "min")) {
+        if (n - 3 + 2 > sizeof secs)
+            return what;
+        memcpy(secs, s, n - 3);
+        strcpy(secs + n - 3, "s");
+        s = secs;
+        scale = 60;
+    }
+    if (sim__parse_time(s, &ps))
+        return what;
+    if (ps % 1000)
+        return "not a whole number of nanoseconds";
+    if (!ps)
+        return "a duration must be above zero";
+    if (ps / 1000 > UINT64_MAX / scale)
+        return "too large";
+    *ns = ps / 1000 * scale;
+    return NULL;
 }
+
+const char *cli_parse_rate(const char *s, uint64_t *bps) { return sim__parse_rate(s, bps); }
 
 bool cli_parse_size(const char *s, uint64_t *bytes)
 {

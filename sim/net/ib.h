@@ -12,7 +12,7 @@
  * only while (FCCL - (FCTBS + n)) mod 4096 <= 2048. Nothing is ever sent
  * without credit, so no packet is dropped for want of buffer.
  *
- *   | Op (4) | FCTBS (12) | VL (4) | FCCL (12) | LPCRC (16) |   a link packet, 6 bytes
+ *   | Op (4) | FCTBS (12) | VL (4) | FCCL (12) | LPCRC (16, least significant byte first) |
  */
 #ifndef SIM_NET_IB_H
 #define SIM_NET_IB_H

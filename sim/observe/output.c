@@ -316,7 +316,10 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
         sim__format_time(cfg->stop, stop, sizeof stop);
     fprintf(f, "{\n  \"config\": {\n    \"file\": ");
     json_string(f, cfg->path);
-    fprintf(f, ",\n    \"seed\": %llu,\n    \"payload\": \"%s\",\n    \"stop\": \"%s\",\n"
+    /* The seed is any 64-bit number: as a string, "0x" and sixteen hex
+     * digits, as decode and replay write 64-bit values, since JSON readers
+     * such as jq keep numbers exact only below 2^53. */
+    fprintf(f, ",\n    \"seed\": \"0x%016llx\",\n    \"payload\": \"%s\",\n    \"stop\": \"%s\",\n"
                "    \"hosts\": %u,\n    \"switches\": %zu,\n    \"links\": %zu,\n"
                "    \"messages\": %zu,\n    \"nic\": ",
             (unsigned long long)cfg->seed, cfg->payload_data ? "data" : "none", stop, net->nhosts,

@@ -65,7 +65,8 @@ static void usage(FILE *f)
             "                     Written as CSV.tmp and renamed to CSV once the capture\n"
             "                     is read to its end; removed on an error or when the\n"
             "                     run is interrupted (SIGINT, SIGTERM, SIGHUP)\n"
-            "  --interval DUR     timeline interval (default 1ms; units ns, us, ms, s, min)\n"
+            "  --interval DUR     timeline interval (default 1ms; a number and its unit,\n"
+            "                     ns, us, ms, s or min, as in a sim configuration: 100us)\n"
             "  --timeline-max SIZE  the most the timeline may take (default 1GiB): an\n"
             "                     --interval giving more than SIZE/48 intervals over the\n"
             "                     capture's span (first to latest timestamp, read in a\n"
@@ -74,8 +75,8 @@ static void usage(FILE *f)
             "                     pause at a low --link-speed) stops with an error;\n"
             "                     neither leaves a CSV\n"
             "  --link-speed RATE  link speed for PFC pause durations, since a pause\n"
-            "                     quantum is 512 bit times (default 100Gbps; e.g. 25G,\n"
-            "                     400Gbps; a bare number is Gb/s)\n"
+            "                     quantum is 512 bit times (default 100Gbps; a number\n"
+            "                     and its unit, bps, Kbps, Mbps, Gbps or Tbps: 25Gbps)\n"
             "  --top N            rows per table in the text report (default 10; the\n"
             "                     anomaly table shows twice as many)\n"
             "  --rocev2-port PORT UDP destination port of RoCEv2 (default 4791)\n"
@@ -107,33 +108,6 @@ static bool parse_size(const char *s, uint64_t *bytes)
     return cli_parse_size(s, bytes) && *bytes >= RDMA_REPLAY_FLOW_COST;
 }
 
-/* "100Gbps", "25G", "400g", "10Gb/s", "100" (Gb/s). */
-static bool parse_speed(const char *s, uint64_t *bps)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !(v > 0))
-        return false;
-    uint64_t mul = 1000000000u;
-    switch (*end) {
-    case 'k': case 'K': mul = 1000u; end++; break;
-    case 'M': case 'm': mul = 1000000u; end++; break;
-    case 'G': case 'g': mul = 1000000000u; end++; break;
-    case 'T': case 't': mul = 1000000000000u; end++; break;
-    default:
-        if (*end)
-            return false;
-    }
-    if (*end && strcmp(end, "bps") && strcmp(end, "b/s") && strcmp(end, "bit/s") && strcmp(end, "b"))
-        return false;
-    double b = v * (double)mul;
-    if (b < 1 || b > 1e15)
-        return false;
-    *bps = (uint64_t)b;
-    return true;
-}
-
 static int parse_opts(int argc, char **argv, struct replay_opts *o)
 {
     static const struct option longopts[] = {
@@ -151,8 +125,10 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         {0, 0, 0, 0},
     };
     int c;
+    const char *err;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         char *end;
         unsigned long v;
         switch (c) {
@@ -163,16 +139,14 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
             o->timeline = optarg;
             break;
         case 'i':
-            if (!cli_parse_duration(optarg, &o->interval_ns)) {
-                fprintf(stderr, "rdmasim replay: --interval: '%s' is not a duration (e.g. 100us, 1ms)\n", optarg);
-                return EXIT_USAGE;
-            }
+            if ((err = cli_parse_duration(optarg, &o->interval_ns)))
+                return cli_usage_error("replay", "--interval '%s': %s", optarg, err);
             break;
         case 'l':
-            if (!parse_speed(optarg, &o->link_bps)) {
-                fprintf(stderr, "rdmasim replay: --link-speed: '%s' is not a link speed (e.g. 100Gbps, 25G)\n", optarg);
-                return EXIT_USAGE;
-            }
+            if ((err = cli_parse_rate(optarg, &o->link_bps)))
+                return cli_usage_error("replay", "--link-speed '%s': %s", optarg, err);
+            if (o->link_bps > 1000000000000000u)
+                return cli_usage_error("replay", "--link-speed '%s': above 1000Tbps", optarg);
             break;
         case 'm':
             if (!parse_size(optarg, &o->max_memory)) {
@@ -197,11 +171,8 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
         case 'I':
             if (!strcmp(optarg, "never"))
                 o->idle_ns = RDMA_IWARP_NEVER;
-            else if (!cli_parse_duration(optarg, &o->idle_ns)) {
-                fprintf(stderr, "rdmasim replay: --idle-timeout: '%s' is not a duration (e.g. 30s, 10min) or never\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
+            else if ((err = cli_parse_duration(optarg, &o->idle_ns)))
+                return cli_usage_error("replay", "--idle-timeout '%s': %s, or never", optarg, err);
             break;
         case 'n':
         case 'p':
@@ -221,15 +192,11 @@ static int parse_opts(int argc, char **argv, struct replay_opts *o)
             usage(stdout);
             return EXIT_OK;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return cli_bad_option("replay", c, optopt, argv, optind);
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "rdmasim replay: no capture file given\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (optind >= argc)
+        return cli_usage_error("replay", "no capture file given");
     if (argc - optind > 1) {
         fprintf(stderr, "rdmasim replay: one capture file at a time\n");
         return EXIT_USAGE;

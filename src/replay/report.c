@@ -59,7 +59,7 @@ struct conv_view *conv_views(const struct report *r, uint32_t *count)
         struct conv_view *c = &v[n];
         c->x = f;
         c->y = p;
-        c->id = f->id;
+        c->id = n + 1; /* conversations in order of first appearance, as rdma_replay_conv_id() numbers them */
         slot[i] = n + 1;
         if (p)
             slot[p->id - 1] = n + 1;
@@ -194,6 +194,9 @@ void anomaly_code_text(const struct rdma_replay_anomaly *a, char *buf, size_t ca
         break;
     case RDMA_REPLAY_ANOM_MISSING_ACK:
         snprintf(buf, cap, "%s", a->code ? "request packets missing" : "no response");
+        break;
+    case RDMA_REPLAY_ANOM_ONE_WAY:
+        snprintf(buf, cap, "unacknowledged: no frame goes back");
         break;
     case RDMA_REPLAY_ANOM_BAD_FRAME:
     case RDMA_REPLAY_ANOM_BAD_ICRC:

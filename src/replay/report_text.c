@@ -20,9 +20,10 @@ static void header(struct report *r, uint32_t nconv)
             r->tot->rdma_frames, r->tot->other_frames, r->tot->bad_frames);
     if (r->tot->snapped_frames)
         fprintf(o, ", %" PRIu64 " cut by the snap length (ICRC not checked)", r->tot->snapped_frames);
-    fprintf(o, "\n  %" PRIu32 " conversations, %" PRIu64 " messages (%" PRIu64 " failed or unacknowledged), %" PRIu64
-               " CM messages\n",
-            nconv, r->tot->messages_done, r->tot->messages_failed, r->tot->cm_messages);
+    fprintf(o, "\n  %" PRIu32 " conversation%s, %" PRIu64 " message%s (%" PRIu64 " failed or unacknowledged), %" PRIu64
+               " CM message%s\n",
+            nconv, nconv == 1 ? "" : "s", r->tot->messages_done, r->tot->messages_done == 1 ? "" : "s",
+            r->tot->messages_failed, r->tot->cm_messages, r->tot->cm_messages == 1 ? "" : "s");
     fprintf(o, "  link speed %s (--link-speed): a PFC pause quantum of 512 bit times is %.3g ns\n", speed,
             512e9 / (double)r->opts->link_bps);
     if (r->damaged)
@@ -190,6 +191,7 @@ static void describe(char *buf, size_t cap, const struct rdma_replay_anomaly *a,
         if (a->code) /* iWARP: no PSN */
             break;
         /* fall through */
+    case RDMA_REPLAY_ANOM_ONE_WAY:
     case RDMA_REPLAY_ANOM_NAK:
     case RDMA_REPLAY_ANOM_MISSING_ACK:
     case RDMA_REPLAY_ANOM_DUPLICATE:
@@ -237,6 +239,17 @@ static void describe(char *buf, size_t cap, const struct rdma_replay_anomaly *a,
         snprintf(buf + n, cap - n, ")");
 }
 
+/* The time priority prio (8: PAUSE, all of them) was held paused, summed
+ * over the senders that paused it. */
+static uint64_t pfc_paused_ns(const struct report *r, unsigned prio)
+{
+    uint64_t ns = 0;
+    for (uint32_t i = 0; i < r->npfc; i++)
+        if (r->pfc[i].prio == prio)
+            ns += r->pfc[i].paused_ns;
+    return ns;
+}
+
 static void anomalies(struct report *r)
 {
     FILE *o = r->out;
@@ -268,10 +281,14 @@ static void anomalies(struct report *r)
                 snprintf(what + n, sizeof what - n, ", closest %s apart", g);
             }
         } else if (a->kind == RDMA_REPLAY_ANOM_PFC_PAUSE) {
-            char tot[24];
+            /* paused: the time the priority was held, as --json has it;
+             * requested: the sum of every frame's pause time, which
+             * overlapping and resumed pauses make far larger */
+            char paused[24], tot[24];
+            fmt_duration(paused, sizeof paused, pfc_paused_ns(r, a->code));
             fmt_duration(tot, sizeof tot, a->value_sum);
-            snprintf(what, sizeof what, "%s requested, frames %" PRIu64 "-%" PRIu64, tot, a->first_frame,
-                     a->last_frame);
+            snprintf(what, sizeof what, "%s paused (%s requested), frames %" PRIu64 "-%" PRIu64, paused, tot,
+                     a->first_frame, a->last_frame);
         } else {
             for (uint32_t e = 0; e < a->nsamples && e < EXAMPLES && n < sizeof what; e++) {
                 char one[160];

@@ -91,7 +91,10 @@ static void check_end(const struct rdma_replay *r, const struct seen *s)
             require(rdma_replay_flow(r, (uint32_t)f->peer)->peer == (int32_t)i, "pairing is symmetric");
         }
         uint32_t conv = rdma_replay_conv_id(r, f);
-        require(conv >= 1 && conv <= f->id, "conversation is the smaller id");
+        require(conv >= 1 && conv <= f->id, "conversations are numbered 1, 2, ... in order");
+        if (f->peer >= 0)
+            require(conv == rdma_replay_conv_id(r, rdma_replay_flow(r, (uint32_t)f->peer)),
+                    "both directions are one conversation");
         char a[RDMA_REPLAY_ADDR_TEXT_MAX];
         rdma_replay_addr_format(&f->key, false, a, sizeof a);
         rdma_replay_addr_format(&f->key, true, a, sizeof a);

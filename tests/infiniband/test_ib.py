@@ -372,7 +372,7 @@ class Traces(unittest.TestCase):
                 self.assertIn("infiniband_link", row[1])
                 self.assertIn("Flow Control", row[2])
                 self.assertLessEqual(pkt[0] >> 4, 1, "operand 0 or 1")
-                self.assertEqual(crc16_ib(pkt[:4]), struct.unpack(">H", pkt[4:])[0])
+                self.assertEqual(crc16_ib(pkt[:4]), struct.unpack("<H", pkt[4:])[0])
                 kinds["flow control"] += 1
                 continue
             self.assertEqual(rtype, 21)

@@ -148,7 +148,7 @@ def test_rxe_write_read(name):
     w, r = kinds["RDMA WRITE"], kinds["RDMA READ"]
     check(w["bytes"] == write["payload_len"] == write["reth"]["dmalen"], name + ": WRITE bytes")
     check(w["first_frame"] == write["frame"] and w["completion_frame"] == write["frame"] + 1, name + ": WRITE frames")
-    check(w["remote_address"] == "0x%016x" % write["reth"]["va"] and w["rkey"] == "0x%08x" % write["reth"]["r_key"],
+    check(w["remote_address"] == write["reth"]["va"] and w["rkey"] == "0x%08x" % write["reth"]["r_key"],
           name + ": WRITE remote address and key")
     check(r["first_frame"] == read["frame"] and r["response_packets"] == 4 and r["bytes"] == 4096,
           name + ": READ with four response packets")
@@ -297,6 +297,15 @@ def test_crafted(tmp):
           "pfc_storm: priority 3 paused from frame 1 to the resume at frame 101")
     check(pfc[3]["requested_ns"] == 100 * (65535 * 512 * 10**9 // 10**11), "pfc_storm: 100 x 65535 quanta at 100 Gb/s")
     check(pfc[5]["paused_ns"] == 5120, "pfc_storm: 1000 quanta at 100 Gb/s is 5.12 us")
+    # the text row says the time paused, as --json does, beside the requested sum
+    text = run([RDMASIM, "replay", os.path.join(tmp, "pfc_storm.pcap")])
+    check("1.04 ms paused (" in text and "5.12 us paused (" in text, "pfc_storm: text gives the time paused")
+    for opt, bare in (("--interval", "5"), ("--link-speed", "25")):
+        p = subprocess.run([RDMASIM, "replay", opt, bare, os.path.join(tmp, "pfc_storm.pcap")],
+                           capture_output=True, text=True)
+        check(p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+              and "write a number and one of" in p.stderr
+              and "--help" in p.stderr, f"{opt} {bare} without a unit is refused in one line: {p.stderr!r}")
     slow = replay(os.path.join(tmp, "pfc_storm.pcap"), "--link-speed", "25Gbps")
     check({p["priority"]: p["paused_ns"] for p in slow["pfc"]} == {3: 1040000, 5: 20480},
           "pfc_storm: at 25 Gb/s the same 1000 quanta last 20.48 us")

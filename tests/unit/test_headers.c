@@ -529,9 +529,9 @@ END_TEST
 /* A flow control packet (IBA vol. 1, 7.9.4): operand 0, FCTBS 0x123, VL 1,
  * FCCL 0x456, then the LPCRC, CRC-16 0x100B over the first four bytes
  * (0xa8a7, computed bit by bit in tests/infiniband/test_ib.py's
- * crc16_ib). As a raw IB packet (6 bytes: no data packet is that short)
+ * crc16_ib), least significant byte first as the VCRC. As a raw IB packet (6 bytes: no data packet is that short)
  * and inside an ERF record of the InfiniBand link type (25). */
-static const uint8_t ibfc_golden[6] = {0x01, 0x23, 0x14, 0x56, 0xa8, 0xa7};
+static const uint8_t ibfc_golden[6] = {0x01, 0x23, 0x14, 0x56, 0xa7, 0xa8};
 
 static void assert_ibfc(const struct rdma_pkt *p)
 {
@@ -541,7 +541,7 @@ static void assert_ibfc(const struct rdma_pkt *p)
     EQ(p->ibfc.fctbs, 0x123);
     EQ(p->ibfc.vl, 1);
     EQ(p->ibfc.fccl, 0x456);
-    EQ(p->ibfc.lpcrc, 0xa8a7);
+    EQ(p->ibfc.lpcrc, 0xa7a8); /* the field as read in network order, as tshark shows it */
     ck_assert(p->vcrc.present && p->vcrc.ok);
 }
 
