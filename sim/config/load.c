@@ -626,9 +626,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
                                        "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie",
-                                       "max_memory", NULL};
-    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY };
-    struct fy_node *v[MAX_MEMORY + 1];
+                                       "max_memory", "trace_limit", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, TRACE_LIMIT };
+    struct fy_node *v[TRACE_LIMIT + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -647,6 +647,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     if (v[3] && !sim__get_u32(L, v[3], "snaplen", 64, 262144, &cfg->snaplen))
         return false;
     if (v[5] && !nic_params(L, v[5], "nic", &cfg->nic))
+        return false;
+    if (v[TRACE_LIMIT] && !sim__get_size(L, v[TRACE_LIMIT], "trace_limit", 1024, UINT64_MAX,
+                                         &cfg->trace_limit))
         return false;
     if (v[MAX_MEMORY] && !sim__get_size(L, v[MAX_MEMORY], "max_memory", UINT64_C(1) << 20,
                                         UINT64_MAX, &L->max_memory))

@@ -12,6 +12,7 @@ struct sim_hop {
     /* the switch the hop leads to (0 and false for a host) */
     sim_time_t latency;
     bool cut_through;
+    const struct sim_port *port; /* the port the hop leaves from */
 };
 
 struct sim_path {

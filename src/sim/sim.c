@@ -16,6 +16,8 @@
 #include "sim.h"
 
 #define EXIT_SIM_FAILED 1 /* a message failed or its data arrived corrupted */
+/* Traces estimated larger than this are announced before the run. */
+#define TRACE_WARN_BYTES (UINT64_C(1) << 30)
 #define PROGRESS_EVERY (1u << 16)
 
 struct progress {
@@ -74,6 +76,20 @@ static void show_progress(void *arg, const struct sim *sim)
         fprintf(stderr, ", %.0f%% done, ETA %.0f s", done * 100, elapsed * (1 - done) / done);
     fprintf(stderr, "\033[K");
     pg->shown = true;
+}
+
+/* Say before the run when its pcap files will be large, and how to keep
+ * them smaller. */
+static void warn_trace_size(const struct sim_network *net)
+{
+    size_t files;
+    uint64_t bytes = sim_network_trace_estimate(net, &files);
+    if (bytes < TRACE_WARN_BYTES)
+        return;
+    fprintf(stderr,
+            "rdmasim sim: warning: the %zu pcap file%s will take about %.1f GiB; the trace_limit key "
+            "caps each file, snaplen cuts each frame, and trace lists fewer nodes\n",
+            files, files == 1 ? "" : "s", (double)bytes / (double)TRACE_WARN_BYTES);
 }
 
 static void usage(FILE *f)
@@ -247,6 +263,8 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "rdmasim sim: %s\n", err);
         rc = EXIT_USAGE;
     } else {
+        if (out)
+            warn_trace_size(net);
         sim_network_run(net);
         double wall = wall_now() - pg.start;
         if (pg.shown)
