@@ -22,5 +22,6 @@ bool cli_parse_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *v);
 int cmd_decode(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif
