@@ -544,7 +544,7 @@ static bool cannot_apply(struct loader *L, const char *text, struct fy_node *a, 
         fy_node_free(a);
     if (b)
         fy_node_free(b);
-    return set_fail(L, text, "cannot apply");
+    return set_fail(L, text, "the value could not be put into the configuration");
 }
 
 static bool apply_set(struct loader *L, struct fy_document *fyd, const char *text)
