@@ -499,6 +499,7 @@ static void write_ports(struct sim_network *net, FILE *f)
 /* ---- the list of outputs ------------------------------------------------------------ */
 #define OUTPUT_LIST "rdmasim-outputs.txt"
 
+/* written here, in this order, then the fabric's (fabric_csv.c) */
 static const char *const out_names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json",
                                         "pfc.csv", "qlen.csv", "rates.csv"};
 #define NOUT_NAMES (sizeof out_names / sizeof out_names[0])
@@ -539,12 +540,20 @@ static void free_names(char **names, size_t n)
 }
 
 /* Remove what an earlier run's list names and this run did not write (and
- * pcap/, once that leaves it empty), then put this run's list in place. */
+ * pcap/, once that leaves it empty), then put this run's list in place.
+ * Like the outputs, the list is never read through a symbolic link, nor
+ * are files removed under a pcap/ that is one. */
 static bool own_outputs(const char *dir, char **names, size_t n, char *err, size_t errcap)
 {
     char *path = sim__xasprintf("%s/%s", dir, OUTPUT_LIST);
-    FILE *old = fopen(path, "r");
+    char *pdir = sim__xasprintf("%s/pcap", dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *old = fd >= 0 ? fdopen(fd, "r") : NULL;
+    struct stat st;
+    bool pcap_dir = lstat(pdir, &st) == 0 && S_ISDIR(st.st_mode);
     free(path);
+    if (!old && fd >= 0)
+        close(fd);
     if (old) {
         char line[1024];
         while (fgets(line, sizeof line, old)) {
@@ -552,17 +561,17 @@ static bool own_outputs(const char *dir, char **names, size_t n, char *err, size
             bool again = false;
             for (size_t i = 0; i < n && !again; i++)
                 again = !strcmp(line, names[i]);
-            if (again || !output_name(line))
+            if (again || !output_name(line) || (!strncmp(line, "pcap/", 5) && !pcap_dir))
                 continue;
             char *stale = sim__xasprintf("%s/%s", dir, line);
             remove(stale);
             free(stale);
         }
         fclose(old);
-        char *pdir = sim__xasprintf("%s/pcap", dir);
-        rmdir(pdir); /* only if empty: a user's files stay */
-        free(pdir);
+        if (pcap_dir)
+            rmdir(pdir); /* only if empty: a user's files stay */
     }
+    free(pdir);
     struct out_file o = {0};
     if (!out_open(&o, dir, OUTPUT_LIST, err, errcap))
         return false;
@@ -582,15 +591,14 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
 {
     if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
-    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "summary.json"};
-    struct out_file o[4] = {{0}};
+    struct out_file o[4] = {{0}}; /* the first four of out_names */
     size_t nlisted;
     char **listed = outputs_of(net, &nlisted);
     bool ok = true;
     for (size_t i = 0; ok && i < 4; i++) {
         if (i == 2 && !net->pcie)
             continue;
-        ok = out_open(&o[i], dir, names[i], err, errcap);
+        ok = out_open(&o[i], dir, out_names[i], err, errcap);
         if (!ok)
             break;
         if (i == 0)

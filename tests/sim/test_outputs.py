@@ -50,6 +50,20 @@ class OwnedDirectory(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(out, "pcap")))
 
 
+    def test_nothing_is_removed_through_a_symbolic_link(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, elsewhere = os.path.join(tmp, "out"), os.path.join(tmp, "elsewhere")
+            os.makedirs(out)
+            os.makedirs(elsewhere)
+            with open(os.path.join(elsewhere, "x.pcap"), "w") as f:
+                f.write("not the run's\n")
+            os.symlink(elsewhere, os.path.join(out, "pcap"))
+            with open(os.path.join(out, "rdmasim-outputs.txt"), "w") as f:
+                f.write("pcap/x.pcap\n")
+            run_sim(ONE_LINK, out, "--set", "trace=[]")
+            self.assertTrue(os.path.exists(os.path.join(elsewhere, "x.pcap")))
+
+
 class TraceSize(unittest.TestCase):
     BIG = """
 payload: none
