@@ -102,6 +102,22 @@ class Report(unittest.TestCase):
             queues = dom[dom.index('<div id="queues">'):dom.index('<h2>PFC pauses')]
             self.assertRegex(queues, r"spine0-\d → leaf\d-0")
 
+    def test_a_file_too_large_is_cut_at_a_line_and_said(self):
+        """qlen.csv grown past the 16 MiB a page holds of a file: the
+        page keeps whole rows up to it, draws them, and says so."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            run_sim(os.path.join(EXAMPLES, "fabric-incast-pfc.yaml"), out)
+            row = "1000000,leaf0,leaf0-0,1000,0,0,0,1000,0,0,0,0\n"
+            with open(os.path.join(out, "qlen.csv"), "a") as f:
+                f.write(row * (17 * 2**20 // len(row)))
+            p = subprocess.run([RDMASIM, "report", out], capture_output=True, text=True, timeout=seconds(30))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            dom = chromium(tmp, "--dump-dom", "file://" + os.path.join(out, "report.html")).stdout
+            self.assertIn('data-drawn="ok"', re.search(r"<body[^>]*>", dom).group(0))
+            self.assertIn("qlen.csv is larger than the report holds: only its first 16 MiB are shown.", dom)
+            self.assertGreater(charts(dom)["queues"][0], 0)
+
     def test_errors(self):
         with tempfile.TemporaryDirectory() as tmp:
             p = subprocess.run([RDMASIM, "report", tmp], capture_output=True, text=True)
