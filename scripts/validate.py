@@ -181,7 +181,7 @@ topology:
 workload:
   messages: [{{src: a, dst: b, op: write, size: {size}, repeat: 3000}}]
 """)
-        landed = [int(m["delivered_ps"]) for m in table(out, "messages.csv")]
+        landed = [int(m["start_ps"]) + int(m["delivery_ps"]) for m in table(out, "messages.csv")]
         per = (landed[-1] - landed[1000]) / (len(landed) - 1 - 1000)
         want = rate * size / (size + math.ceil(size / 256) * MWR)
         rows.append(row("PCIe DMA write goodput", f"{size}-byte WRITEs into a Gen3 x16 NIC, MPS 256",

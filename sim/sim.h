@@ -82,6 +82,9 @@ bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t
 /* Write summary.json, messages.csv, ports.csv and the traced ports' pcaps
  * into dir (created if missing). Each file is written under a temporary
  * name; all are renamed into place once complete, summary.json last.
+ * The run owns dir's outputs: rdmasim-outputs.txt lists the files it
+ * wrote, and what an earlier run listed there and this one did not write
+ * is removed; files it did not list are never touched.
  * `wall_seconds` < 0 leaves wall time out of summary.json, which keeps it
  * identical across runs. Returns 0, or -1 with a message in err. */
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds,
@@ -95,6 +98,11 @@ int sim_network_claim_output(struct sim_network *net, const char *dir, char *err
 /* Claim dir, then open pcap files for traced ports, before the run: frames
  * are written as they cross the ports. Returns 0 or -1 with a message in err. */
 int sim_network_open_traces(struct sim_network *net, const char *dir, char *err, size_t errcap);
+/* Before the run: about how many bytes the traced ports' pcap files will
+ * take in all, from each message's frames along its path (retransmissions,
+ * PFC frames and CNPs come on top), each file at most the trace_limit
+ * key; *files is how many files there will be. */
+uint64_t sim_network_trace_estimate(const struct sim_network *net, size_t *files);
 
 #ifdef __cplusplus
 }

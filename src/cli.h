@@ -35,5 +35,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cmd_decode(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -136,6 +136,7 @@ struct sim_config {
     sim_time_t stop;   /* SIM_TIME_NEVER: until the workload is done */
     bool payload_data; /* memory holds real bytes */
     uint32_t snaplen;
+    uint64_t trace_limit; /* bytes each pcap file may hold; 0: no limit */
     uint8_t routing; /* enum cfg_routing */
     struct cfg_nic nic;
 

@@ -566,7 +566,7 @@ static bool cannot_apply(struct loader *L, const char *text, struct fy_node *a, 
         fy_node_free(a);
     if (b)
         fy_node_free(b);
-    return set_fail(L, text, "cannot apply");
+    return set_fail(L, text, "the value could not be put into the configuration");
 }
 
 static bool apply_set(struct loader *L, struct fy_document *fyd, const char *text)
@@ -648,8 +648,8 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
                                        "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie",
-                                       "max_memory", "infiniband", NULL};
-    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, INFINIBAND };
+                                       "max_memory", "trace_limit", "infiniband", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, TRACE_LIMIT, INFINIBAND };
     struct fy_node *v[INFINIBAND + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
@@ -669,6 +669,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     if (v[3] && !sim__get_u32(L, v[3], "snaplen", 64, 262144, &cfg->snaplen))
         return false;
     if (v[5] && !nic_params(L, v[5], "nic", &cfg->nic))
+        return false;
+    if (v[TRACE_LIMIT] && !sim__get_size(L, v[TRACE_LIMIT], "trace_limit", 1024, UINT64_MAX,
+                                         &cfg->trace_limit))
         return false;
     if (v[MAX_MEMORY] && !sim__get_size(L, v[MAX_MEMORY], "max_memory", UINT64_C(1) << 20,
                                         UINT64_MAX, &L->max_memory))

@@ -135,7 +135,7 @@ const char *sim__parse_rate(const char *s, uint64_t *bps)
     const char *err = with_unit(s, rate_units, true,
                                 "not a rate: write a number and one of bps, Kbps, Mbps, Gbps, Tbps (100Gbps)", bps);
     if (!err && !*bps)
-        return "a rate must be above zero";
+        return "zero; a rate must be above zero";
     return err;
 }
 
@@ -194,7 +194,7 @@ const char *sim__parse_prob(const char *s, double *p)
     if (*end == '%')
         v /= 100;
     if (v < 0 || v > 1)
-        return "a probability must lie between 0 and 1";
+        return "outside 0 to 1; a probability is a number from 0 to 1 or a percentage (5%)";
     *p = v;
     return NULL;
 }

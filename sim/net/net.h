@@ -365,6 +365,7 @@ struct sim_network {
     struct sim_faults *faults;   /* link faults (fault.c); NULL without */
     struct sim_pfc_hook *pfc_hooks; /* observers of PFC events (pfc.h) */
     struct sim_pcap **pcaps;     /* per port, its capture or NULL (observe/pcap.c) */
+    uint64_t pcap_cut_files, pcap_cut_frames; /* of closed captures: trace_limit reached */
     struct sim_pcie_net *pcie; /* PCIe inside the hosts (pcie/pcie.h); NULL: DMA takes no time */
     /* Directories this run made for its outputs, in the order made: a run
      * that ends without its outputs removes them again if they are empty. */

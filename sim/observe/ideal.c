@@ -28,7 +28,7 @@ void sim__path(const struct sim_network *net, uint32_t src, uint32_t dst, uint16
     for (size_t guard = 0; guard <= net->cfg->nnodes; guard++) {
         SIM_GROW(path->hop, cap, path->n);
         n = port->peer->node;
-        struct sim_hop hop = {port->p.rate, port->delay, port->p.mtu, 0, false, port->cut_bytes};
+        struct sim_hop hop = {port->p.rate, port->delay, port->p.mtu, 0, false, port->cut_bytes, port};
         if (n->kind == CFG_SWITCH) {
             const struct cfg_switch *s = &net->cfg->fabric.sw[net->cfg->nodes[n->index].swp];
             hop.latency = s->latency;

@@ -13,6 +13,7 @@ struct sim_hop {
     sim_time_t latency;
     bool cut_through;
     uint8_t cut_bytes; /* wire bytes the switch takes in before forwarding (cut-through) */
+    const struct sim_port *port; /* the port the hop leaves from */
 };
 
 struct sim_path {

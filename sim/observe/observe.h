@@ -87,8 +87,13 @@ int sim__fabric_write(struct sim_network *net, const char *dir, char *err, size_
 /* subnet.txt: the InfiniBand subnet as its manager set it up, in the forms
  * of ibnetdiscover and ibroute (subnet_txt.c). */
 void sim__subnet_write(const struct sim_network *net, FILE *f);
-/* erf: the link is InfiniBand, written as Endace ERF records. */
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, char *err,
+/* What libpcap writes: a file header, and a header before each frame. */
+#define PCAP_FILE_HEADER 24
+#define PCAP_RECORD_HEADER 16
+/* A pcap file at path, of frames cut to snaplen bytes, that stops growing
+ * at limit bytes (0: no limit); erf: the link is InfiniBand, written as
+ * Endace ERF records. */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, bool erf, char *err,
                                 size_t errcap);
 /* The tap that writes every frame crossing a port into the pcap. */
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
@@ -98,6 +103,8 @@ int sim__pcap_close(struct sim_pcap *pc, bool keep);
 /* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the
  * first failing port's name in err. */
 int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errcap);
+/* How many pcap files reached the trace limit, and the frames they left out. */
+void sim__traces_cut(const struct sim_network *net, uint64_t *files, uint64_t *frames);
 
 /* ---- outputs (output.c, pcie_csv.c) ---------------------------------------------- */
 /* Forget the output directories the run made; unless keep, remove those

@@ -1,7 +1,9 @@
 /* output.c - what a run leaves behind: summary.json, messages.csv,
  * ports.csv and pcap/NODE-PORT.pcap, each written under a temporary name
  * and renamed into place once complete, so a reader never sees half a
- * file.
+ * file; and rdmasim-outputs.txt, the list of them, by which the next run
+ * into the directory knows what to remove that it does not write again
+ * (a pcap of a port no longer traced), and what is not its to touch.
  *
  * Nothing here depends on the wall clock unless asked (wall_time_s), so
  * two runs of one configuration and seed leave identical files.
@@ -188,7 +190,7 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
         if (!net->pcaps)
             net->pcaps = sim__xcalloc(net->nports, sizeof *net->pcaps);
-        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, cfg->ib.enable, err, errcap);
+        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, cfg->trace_limit, cfg->ib.enable, err, errcap);
         if (net->pcaps[i]) {
             struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
             tap->next = p->tap;
@@ -283,11 +285,13 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
                                                                    : "dcqcn");
 }
 
-bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap)
+/* The notes on a run, in the order they are told; each writes its text and
+ * returns true when it applies. */
+static bool note_timeouts(const struct sim_network *net, char *buf, size_t cap)
 {
     struct sim_totals t;
     sim_network_totals(net, &t);
-    if (i > 0 || !t.timeouts_without_loss || !cap)
+    if (!t.timeouts_without_loss)
         return false;
     const struct cfg_nic *n = &net->cfg->nic;
     char to[32];
@@ -301,6 +305,30 @@ bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t
              t.dropped || t.lost || t.bad_frames ? "" : ", and no frame was dropped or lost in the run",
              to, n->ack_request_every);
     return true;
+}
+
+static bool note_trace_limit(const struct sim_network *net, char *buf, size_t cap)
+{
+    uint64_t files, frames;
+    sim__traces_cut(net, &files, &frames);
+    if (!files)
+        return false;
+    snprintf(buf, cap,
+             "%llu pcap file%s reached trace_limit (%llu bytes) and left out the %llu frames that came "
+             "after; raise trace_limit, lower snaplen or trace fewer ports to keep them",
+             (unsigned long long)files, files == 1 ? "" : "s",
+             (unsigned long long)net->cfg->trace_limit, (unsigned long long)frames);
+    return true;
+}
+
+bool sim_network_note(const struct sim_network *net, size_t i, char *buf, size_t cap)
+{
+    static bool (*const notes[])(const struct sim_network *, char *, size_t) = {note_timeouts,
+                                                                                 note_trace_limit};
+    for (size_t k = 0; cap && k < sizeof notes / sizeof notes[0]; k++)
+        if (notes[k](net, buf, cap) && i-- == 0)
+            return true;
+    return false;
 }
 
 static void write_summary(struct sim_network *net, FILE *f, double wall)
@@ -473,24 +501,111 @@ static void write_ports(struct sim_network *net, FILE *f)
     }
 }
 
+/* ---- the list of outputs ------------------------------------------------------------ */
+#define OUTPUT_LIST "rdmasim-outputs.txt"
+
+/* written here, in this order, then the fabric's (fabric_csv.c) */
+static const char *const out_names[] = {"messages.csv", "ports.csv", "pcie.csv", "subnet.txt",
+                                        "summary.json", "pfc.csv", "qlen.csv", "rates.csv"};
+#define NOUT_NAMES (sizeof out_names / sizeof out_names[0])
+#define NWRITTEN 5 /* out_names written by sim_network_write, summary.json last */
+
+/* A name a run writes: one of out_names or pcap/NAME.pcap. Only these are
+ * taken from an earlier run's list, so that no list, however edited, makes
+ * a run remove anything else. */
+static bool output_name(const char *name)
+{
+    for (size_t i = 0; i < NOUT_NAMES; i++)
+        if (!strcmp(name, out_names[i]))
+            return true;
+    size_t n = strlen(name);
+    return !strncmp(name, "pcap/", 5) && n > 10 && !strcmp(name + n - 5, ".pcap") &&
+           !strchr(name + 5, '/');
+}
+
+/* The outputs of this run, relative to its directory, the list itself last. */
+static char **outputs_of(const struct sim_network *net, size_t *n)
+{
+    char **names = sim__xcalloc(NOUT_NAMES + net->nports + 1, sizeof *names);
+    *n = 0;
+    for (size_t i = 0; i < NOUT_NAMES; i++)
+        if ((strcmp(out_names[i], "pcie.csv") || net->pcie) &&
+            (strcmp(out_names[i], "subnet.txt") || net->subnet))
+            names[(*n)++] = sim__xstrdup(out_names[i]);
+    for (size_t i = 0; net->pcaps && i < net->nports; i++)
+        if (net->pcaps[i])
+            names[(*n)++] = sim__xasprintf("pcap/%s.pcap", net->ports[i].name);
+    names[(*n)++] = sim__xstrdup(OUTPUT_LIST);
+    return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Remove what an earlier run's list names and this run did not write (and
+ * pcap/, once that leaves it empty), then put this run's list in place.
+ * Like the outputs, the list is never read through a symbolic link, nor
+ * are files removed under a pcap/ that is one. */
+static bool own_outputs(const char *dir, char **names, size_t n, char *err, size_t errcap)
+{
+    char *path = sim__xasprintf("%s/%s", dir, OUTPUT_LIST);
+    char *pdir = sim__xasprintf("%s/pcap", dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *old = fd >= 0 ? fdopen(fd, "r") : NULL;
+    struct stat st;
+    bool pcap_dir = lstat(pdir, &st) == 0 && S_ISDIR(st.st_mode);
+    free(path);
+    if (!old && fd >= 0)
+        close(fd);
+    if (old) {
+        char line[1024];
+        while (fgets(line, sizeof line, old)) {
+            line[strcspn(line, "\n")] = 0;
+            bool again = false;
+            for (size_t i = 0; i < n && !again; i++)
+                again = !strcmp(line, names[i]);
+            if (again || !output_name(line) || (!strncmp(line, "pcap/", 5) && !pcap_dir))
+                continue;
+            char *stale = sim__xasprintf("%s/%s", dir, line);
+            remove(stale);
+            free(stale);
+        }
+        fclose(old);
+        if (pcap_dir)
+            rmdir(pdir); /* only if empty: a user's files stay */
+    }
+    free(pdir);
+    struct out_file o = {0};
+    if (!out_open(&o, dir, OUTPUT_LIST, err, errcap))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        fprintf(o.f, "%s\n", names[i]);
+    bool ok = out_close(&o, err, errcap);
+    return out_finish(&o, ok, err, errcap) && ok;
+}
+
 /* Every file is written under a temporary name first; the fabric's files
- * and the pcaps are then put into place, and the other text files renamed
- * last, summary.json at the very end: a directory without summary.json is
- * not complete. */
+ * and the pcaps are then put into place, the earlier run's leftovers
+ * removed and the list of outputs written, and the other text files
+ * renamed last, summary.json at the very end: a directory without
+ * summary.json is not complete. */
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
     if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
-    static const char *const names[] = {"messages.csv", "ports.csv", "pcie.csv", "subnet.txt",
-                                        "summary.json"};
-    enum { NFILES = sizeof names / sizeof names[0] };
-    struct out_file o[NFILES] = {{0}};
+    struct out_file o[NWRITTEN] = {{0}}; /* the first of out_names */
+    size_t nlisted;
+    char **listed = outputs_of(net, &nlisted);
     bool ok = true;
-    for (size_t i = 0; ok && i < NFILES; i++) {
+    for (size_t i = 0; ok && i < NWRITTEN; i++) {
         if ((i == 2 && !net->pcie) || (i == 3 && !net->subnet))
             continue;
-        ok = out_open(&o[i], dir, names[i], err, errcap);
+        ok = out_open(&o[i], dir, out_names[i], err, errcap);
         if (!ok)
             break;
         if (i == 0)
@@ -509,7 +624,10 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
         ok = false;
     if (sim__traces_close(net, ok, err, errcap))
         ok = false;
-    for (size_t i = 0; i < NFILES; i++)
+    if (ok && !own_outputs(dir, listed, nlisted, err, errcap))
+        ok = false;
+    free_names(listed, nlisted);
+    for (size_t i = 0; i < NWRITTEN; i++)
         if (o[i].path && !out_finish(&o[i], ok, err, errcap))
             ok = false;
     sim__output_dirs_release(net, ok);

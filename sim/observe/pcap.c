@@ -1,7 +1,9 @@
 /* pcap.c - pcap files of the frames crossing a port, written with libpcap
  * (nanosecond timestamps, optional snap length) under a temporary name and
  * renamed into place when the run is complete. Each is a tap on its port
- * (net/net.h): the port tells it of every frame.
+ * (net/net.h): the port tells it of every frame. A file stops growing at
+ * the configuration's trace_limit; the frames it leaves out are counted,
+ * and the run's notes say so.
  *
  * Ethernet links are written as Ethernet (link type 1). InfiniBand links
  * are written as Endace ERF records (link type 197), as InfiniBand
@@ -31,6 +33,8 @@ struct sim_pcap {
     pcap_dumper_t *dump;
     char *path, *tmp;
     uint32_t snaplen;
+    uint64_t limit, bytes; /* the file's size limit (0: none) and its size so far */
+    uint64_t cut;          /* frames left out at the limit */
     struct sim_temp temp; /* removed if the process ends on out of memory */
 };
 
@@ -69,13 +73,20 @@ static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_fram
     h.ts.tv_usec = (suseconds_t)(t % SIM_S / SIM_NS); /* nanoseconds: the file says so */
     h.len = f->len;
     h.caplen = f->len < pc->snaplen ? f->len : pc->snaplen;
+    uint64_t rec = PCAP_RECORD_HEADER + (pc->erf ? ERF_HDR : 0) + h.caplen;
+    /* once a frame is left out, so are all after it: no gap in the middle */
+    if (pc->cut || (pc->limit && pc->bytes + rec > pc->limit)) {
+        pc->cut++;
+        return;
+    }
+    pc->bytes += rec;
     if (pc->erf)
         write_erf(pc, &h, t, f);
     else
         pcap_dump((u_char *)pc->dump, &h, f->data);
 }
 
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, char *err,
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, bool erf, char *err,
                                 size_t errcap)
 {
     pcap_t *dead = pcap_open_dead_with_tstamp_precision(erf ? DLT_ERF : DLT_EN10MB,
@@ -108,12 +119,26 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, bool erf, ch
         return NULL;
     }
     *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .erf = erf, .dead = dead, .dump = dump,
-                            .path = copy, .tmp = tmp, .snaplen = snaplen};
+                            .path = copy, .tmp = tmp, .snaplen = snaplen,
+                            .limit = limit, .bytes = PCAP_FILE_HEADER};
     sim__temp_hold(&pc->temp, pc->tmp);
     return pc;
 }
 
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc) { return &pc->tap; }
+
+void sim__traces_cut(const struct sim_network *net, uint64_t *files, uint64_t *frames)
+{
+    *files = net->pcap_cut_files;
+    *frames = net->pcap_cut_frames;
+    for (size_t i = 0; net->pcaps && i < net->nports; i++) {
+        const struct sim_pcap *pc = net->pcaps[i];
+        if (pc && pc->cut) {
+            ++*files;
+            *frames += pc->cut;
+        }
+    }
+}
 
 int sim__pcap_close(struct sim_pcap *pc, bool keep)
 {
@@ -145,6 +170,8 @@ int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errc
             continue;
         /* the port's taps are only ever this capture's */
         p->tap = NULL;
+        net->pcap_cut_frames += pc->cut;
+        net->pcap_cut_files += pc->cut > 0;
         if (sim__pcap_close(pc, keep) && keep) {
             snprintf(err, errcap, "%s: cannot write the pcap file", p->name);
             rc = -1;

@@ -16,6 +16,8 @@
 #include "sim.h"
 
 #define EXIT_SIM_FAILED 1 /* a message failed or its data arrived corrupted */
+/* Traces estimated larger than this are announced before the run. */
+#define TRACE_WARN_BYTES (UINT64_C(1) << 30)
 #define PROGRESS_EVERY (1u << 16)
 
 struct progress {
@@ -76,6 +78,20 @@ static void show_progress(void *arg, const struct sim *sim)
     pg->shown = true;
 }
 
+/* Say before the run when its pcap files will be large, and how to keep
+ * them smaller. */
+static void warn_trace_size(const struct sim_network *net)
+{
+    size_t files;
+    uint64_t bytes = sim_network_trace_estimate(net, &files);
+    if (bytes < TRACE_WARN_BYTES)
+        return;
+    fprintf(stderr,
+            "rdmasim sim: warning: the %zu pcap file%s will take about %.1f GiB; the trace_limit key "
+            "caps each file, snaplen cuts each frame, and trace lists fewer nodes\n",
+            files, files == 1 ? "" : "s", (double)bytes / (double)TRACE_WARN_BYTES);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rdmasim sim CONFIG [--out DIR] [--seed N] [--set KEY=VALUE]... [--check]\n"
@@ -84,7 +100,9 @@ static void usage(FILE *f)
                "Run the topology and workload CONFIG describes (see docs/config.md).\n"
                "  -o, --out DIR        write summary.json, messages.csv, ports.csv, pfc.csv,\n"
                "                       qlen.csv, rates.csv and pcap/NODE-PORT.pcap for the\n"
-               "                       traced ports into DIR\n"
+               "                       traced ports into DIR, listed in rdmasim-outputs.txt;\n"
+               "                       what an earlier run listed there and this one does not\n"
+               "                       write is removed ('rdmasim report DIR' draws them)\n"
                "  -s, --seed N         the random seed (same as --set seed=N)\n"
                "  -S, --set KEY=VALUE  override a configuration key (nic.mtu=1024)\n"
                "  -c, --check          check the configuration and exit\n"
@@ -247,6 +265,8 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "rdmasim sim: %s\n", err);
         rc = EXIT_USAGE;
     } else {
+        if (out)
+            warn_trace_size(net);
         sim_network_run(net);
         double wall = wall_now() - pg.start;
         if (pg.shown)

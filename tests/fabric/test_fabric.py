@@ -659,21 +659,46 @@ class Determinism(unittest.TestCase):
 
 
 class Plot(unittest.TestCase):
-    def test_plot_writes_three_pngs(self):
+    PNGS = ("qlen.png", "rates.png", "pauses.png", "slowdown.png")
+
+    def plot(self, out):
+        p = subprocess.run(["/usr/bin/python3", os.path.join(TOP, "scripts", "plot.py"), out],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), [os.path.join(out, n) for n in self.PNGS])
+        for name in self.PNGS:
+            with open(os.path.join(out, name), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertFalse([n for n in os.listdir(out) if n.endswith(".tmp")])
+
+    def setUp(self):
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             self.skipTest("matplotlib is not installed")
+
+    def test_plot_writes_four_pngs(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
             run_sim(os.path.join(EXAMPLES, "fabric-incast-pfc.yaml"), out)
-            p = subprocess.run(["/usr/bin/python3", os.path.join(TOP, "scripts", "plot.py"), out],
-                               capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            for name in ("qlen.png", "rates.png", "pauses.png"):
-                with open(os.path.join(out, name), "rb") as f:
-                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-            self.assertFalse([n for n in os.listdir(out) if n.endswith(".tmp")])
+            self.plot(out)
+
+    def test_a_run_without_fabric_data_still_plots(self):
+        """No queue, no pause: the panels say so instead of failing."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            run_sim(os.path.join(EXAMPLES, "write-one-link.yaml"), out)
+            self.plot(out)
+
+    def test_groups_and_directions(self):
+        sys.path.insert(0, os.path.join(TOP, "scripts"))
+        import plot
+        msgs = [{"src": "h0", "dst": "h1", "op": "write", "bytes": str(b), "status": "ok",
+                 "slowdown": str(s)} for b, s in ((100, 1), (100, 3), (2000, 2), (2000, 4), (2000, 8))]
+        msgs.append({"src": "h2", "dst": "h3", "op": "read", "bytes": "5", "status": "pending", "slowdown": ""})
+        self.assertEqual(plot.slowdown_groups(msgs), [(100, [1, 3, 3]), (2000, [4, 8, 8])])
+        # a READ's data comes back: h3 -> h2 carries it, h1 -> h0 only acknowledges
+        self.assertEqual(plot.data_directions(msgs), {("h0", "h1"), ("h3", "h2")})
 
 
 if __name__ == "__main__":

@@ -39,6 +39,11 @@ class BadFiles(unittest.TestCase):
             ("nic.mtux=1024", "--set nic.mtux=1024: nic: unknown key 'mtux' (did you mean 'mtu'?)"),
             ("topology.links.0.rate=fast", "--set topology.links.0.rate=fast: link rate: 'fast' is not a rate"),
             ("topology.links.5.rate=1Gbps", "--set topology.links.5.rate=1Gbps: '5' is not an index"),
+            ("topology.links.0.rate=0Gbps",
+             "--set topology.links.0.rate=0Gbps: link rate: '0Gbps' is zero; a rate must be above zero"),
+            ("topology.links.0.loss=50",
+             "--set topology.links.0.loss=50: link loss: '50' is outside 0 to 1; a probability is a number "
+             "from 0 to 1 or a percentage (5%)"),
             ("seed", "--set seed: expected KEY=VALUE"),
             ("seed=[1", "--set seed=[1: the value is not valid YAML"),
         ]
