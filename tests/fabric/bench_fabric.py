@@ -4,7 +4,7 @@ under PFC, ECN and DCQCN) a few times with `rdmasim sim` and print the
 events simulated per second of CPU time, the best of the runs, and per
 second of wall time.
 
-usage: bench_fabric.py RDMASIM CONFIG [--runs N]"""
+usage: bench_fabric.py RDMASIM CONFIG [--runs N] [--set KEY=VALUE]..."""
 import argparse
 import re
 import resource
@@ -18,12 +18,15 @@ def main():
     ap.add_argument("rdmasim")
     ap.add_argument("config")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed on to rdmasim sim")
     args = ap.parse_args()
     best = None
     for _ in range(args.runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
-        p = subprocess.run([args.rdmasim, "sim", args.config], capture_output=True, text=True)
+        sets = [x for kv in args.set for x in ("--set", kv)]
+        p = subprocess.run([args.rdmasim, "sim", args.config, *sets], capture_output=True, text=True)
         wall = time.monotonic() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0:
@@ -34,7 +37,7 @@ def main():
         if best is None or cpu < best[1]:
             best = (events, cpu, wall)
     events, cpu, wall = best
-    print(f"bench-fabric: {args.config}")
+    print(f"bench-fabric: {args.config}" + "".join(f" --set {kv}" for kv in args.set))
     print(f"  {events} events, best of {args.runs}: {cpu:.3f} s CPU, {wall:.3f} s wall")
     print(f"  {events / cpu / 1e6:.2f} M events/s per core (CPU time), "
           f"{events / wall / 1e6:.2f} M events/s wall")
