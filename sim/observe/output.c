@@ -293,17 +293,25 @@ static bool note_timeouts(const struct sim_network *net, char *buf, size_t cap)
     sim_network_totals(net, &t);
     if (!t.timeouts_without_loss)
         return false;
-    const struct cfg_nic *n = &net->cfg->nic;
+    /* the parameters of the first queue pair it happened to: hosts may
+     * have their own nic settings */
+    const struct sim_qp *qp = NULL;
+    for (size_t i = 0; !qp && i < net->nconns; i++)
+        for (int s = 0; !qp && s < 2; s++)
+            if (net->conns[i].qp[s]->st.rto_dups)
+                qp = net->conns[i].qp[s];
+    const struct cfg_nic *n = qp ? qp->p : &net->cfg->nic;
     char to[32];
     sim__format_time(n->timeout, to, sizeof to);
     snprintf(buf, cap,
              "%llu of %llu retransmission timeouts fired with nothing lost: every packet the "
-             "queue pair had sent had reached the responder%s. The timeout (%s) is shorter than a queue pair took to be "
+             "queue pair had sent had reached the responder%s. The timeout (%s%s%s) is shorter than a queue pair took to be "
              "acknowledged (the responder acknowledges when asked, every %u packets and at the end of "
              "each message); raise nic.timeout or lower nic.ack_request_every",
              (unsigned long long)t.timeouts_without_loss, (unsigned long long)t.timeouts,
              t.dropped || t.lost || t.bad_frames ? "" : ", and no frame was dropped or lost in the run",
-             to, n->ack_request_every);
+             to, qp ? " at " : "", qp ? net->cfg->nodes[qp->nic->host->node.index].name : "",
+             n->ack_request_every);
     return true;
 }
 

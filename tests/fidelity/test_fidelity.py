@@ -277,6 +277,8 @@ class Timers(unittest.TestCase):
         self.assertTrue(note.startswith(f"{t['timeouts']} of {t['timeouts']} retransmission timeouts "
                                         "fired with nothing lost"), note)
         self.assertIn("no frame was dropped or lost", note)
+        # the timeout of the host whose queue pair it was, which may be its own
+        self.assertRegex(note, r"The timeout \(500us at h\d+\)")
         self.assertIn("raise nic.timeout or lower nic.ack_request_every", note)
         self.assertIn(f"  note       {note}", p2.stdout)
         self.assertIn(f"{t['timeouts']} retransmission timeouts, {t['timeouts']} of them with nothing lost",
