@@ -266,8 +266,15 @@ void sim__ib_port_init(struct sim_port *p, const struct cfg_ib *ib, uint32_t max
     p->ib = s;
     s->nvls = ib->vls;
     s->max_blocks = sim__ib_blocks(max_packet);
-    s->update = ib->credit_update;
     s->cap = (uint32_t)(sim__ib_vl_buffer(ib, &p->p, max_packet, latency) / CFG_IB_BLOCK);
+    /* A sender holds at most a window of credit: the buffer, and no more
+     * than half the counters' range. Once it has used the window up to
+     * less than a largest packet, the receiver must have sent a new limit
+     * by the time it has freed what arrived, or the link stalls: so an
+     * update never waits for more than the window less a largest packet. */
+    uint32_t window = s->cap < FC_HALF ? s->cap : FC_HALF;
+    uint32_t most = window > s->max_blocks ? window - s->max_blocks : 1;
+    s->update = ib->credit_update < most ? ib->credit_update : most;
     s->period = fc_period(ib, &p->p);
     sim_timer_init(&s->timer);
     sim__port_set_link_layer(p, &sim__link_infiniband);
