@@ -2,7 +2,8 @@
 """The analytic checks of `make validate` (scripts/validate.py): each
 scenario's simulated value within its tolerance of a reference that does
 not come from the simulator (line-rate arithmetic, destination-mod-k on a
-fat-tree, pcie-bench's TLP model, the PFC headroom derivation)."""
+fat-tree, pcie-bench's TLP model, the PFC headroom derivation, the
+InfiniBand wire arithmetic)."""
 import os
 import subprocess
 import sys
@@ -26,10 +27,11 @@ class Validate(unittest.TestCase):
             with open(out) as f:
                 report = f.read()
         lines = [line for line in p.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
-        # 12 single-flow rows, 2 fat-trees, 3 PCIe sizes, 4 PFC rows
-        self.assertEqual(len(lines), 21, p.stdout)
+        # 12 single-flow rows, 2 fat-trees, 3 PCIe sizes, 4 PFC rows, 4 InfiniBand rows
+        self.assertEqual(len(lines), 25, p.stdout)
         self.assertFalse([line for line in lines if line.startswith("FAIL")])
         self.assertIn("| single-flow completion time | 1 MiB WRITE, MTU 1024, 3 switches", report)
+        self.assertIn("| InfiniBand fat-tree permutation, ftree |", report)
         self.assertNotIn("FAIL", report)
 
 
