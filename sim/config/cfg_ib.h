@@ -60,6 +60,7 @@ struct cfg_ib {
     uint32_t credit_update; /* blocks freed before a port sends its credit limit again */
     sim_time_t fc_period;   /* flow control packets at least this often per VL; 0: 65,536 symbol times */
     uint8_t lmc;            /* LID mask control: 2^lmc LIDs per HCA port */
+    bool trace_flow_control; /* flow control packets in the traces */
     struct cfg_vlarb vlarb;
     struct cfg_ibcc cc;
 };

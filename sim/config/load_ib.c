@@ -69,7 +69,7 @@ const char *sim__ib_rate_name(uint64_t bps, uint8_t lanes, char *buf, size_t cap
 
 void sim__cfg_ib_defaults(struct cfg_ib *ib)
 {
-    *ib = (struct cfg_ib){.vls = 8, .credit_update = 64, .vlarb.high_limit = 0};
+    *ib = (struct cfg_ib){.vls = 8, .credit_update = 64, .vlarb.high_limit = 0, .trace_flow_control = true};
     for (unsigned sl = 0; sl < CFG_IB_SLS; sl++)
         ib->sl2vl[sl] = (uint8_t)(sl % ib->vls);
     /* IB CC's parameters are the congestion control manager's to choose
@@ -170,8 +170,8 @@ static bool ibcc(struct loader *L, struct fy_node *map, struct cfg_ibcc *cc)
 bool sim__ib_top(struct loader *L, struct fy_node *map)
 {
     static const char *const keys[] = {"vls", "sl2vl", "vl_buffer", "credit_update", "fc_period",
-                                       "lmc", "vlarb", "cc", NULL};
-    struct fy_node *v[9];
+                                       "lmc", "vlarb", "cc", "trace_flow_control", NULL};
+    struct fy_node *v[10];
     struct cfg_ib *ib = &L->cfg->ib;
     uint32_t x;
     if (!sim__fields(L, map, "infiniband", keys, v))
@@ -223,6 +223,8 @@ bool sim__ib_top(struct loader *L, struct fy_node *map)
         ib->lmc = (uint8_t)x;
     }
     if (v[6] && !vlarb(L, v[6], &ib->vlarb))
+        return false;
+    if (v[8] && !sim__get_bool(L, v[8], "infiniband trace_flow_control", &ib->trace_flow_control))
         return false;
     return !v[7] || ibcc(L, v[7], &ib->cc);
 }

@@ -90,10 +90,12 @@ void sim__subnet_write(const struct sim_network *net, FILE *f);
 /* What libpcap writes: a file header, and a header before each frame. */
 #define PCAP_FILE_HEADER 24
 #define PCAP_RECORD_HEADER 16
+/* What a pcap holds: Ethernet frames; InfiniBand packets as Endace ERF
+ * records, with or without the link's flow control packets. */
+enum sim_pcap_kind { SIM_PCAP_ETHERNET, SIM_PCAP_ERF, SIM_PCAP_ERF_DATA };
 /* A pcap file at path, of frames cut to snaplen bytes, that stops growing
- * at limit bytes (0: no limit); erf: the link is InfiniBand, written as
- * Endace ERF records. */
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, bool erf, char *err,
+ * at limit bytes (0: no limit). */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind, char *err,
                                 size_t errcap);
 /* The tap that writes every frame crossing a port into the pcap. */
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);

@@ -190,7 +190,11 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
         if (!net->pcaps)
             net->pcaps = sim__xcalloc(net->nports, sizeof *net->pcaps);
-        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, cfg->trace_limit, cfg->ib.enable, err, errcap);
+        net->pcaps[i] = sim__pcap_open(path, cfg->snaplen, cfg->trace_limit,
+                                       !cfg->ib.enable                 ? SIM_PCAP_ETHERNET
+                                       : cfg->ib.trace_flow_control ? SIM_PCAP_ERF
+                                                                       : SIM_PCAP_ERF_DATA,
+                                       err, errcap);
         if (net->pcaps[i]) {
             struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
             tap->next = p->tap;

@@ -29,6 +29,7 @@
 struct sim_pcap {
     struct sim_tap tap; /* first, for the downcast */
     bool erf;
+    bool link_packets; /* with erf: the flow control packets too */
     pcap_t *dead;
     pcap_dumper_t *dump;
     char *path, *tmp;
@@ -67,6 +68,8 @@ static void write_erf(struct sim_pcap *pc, struct pcap_pkthdr *h, sim_time_t t,
 static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_frame *f)
 {
     struct sim_pcap *pc = (struct sim_pcap *)tap;
+    if (pc->erf && !pc->link_packets && f->len == SIM_IB_FC_LEN)
+        return;
     struct pcap_pkthdr h;
     memset(&h, 0, sizeof h);
     h.ts.tv_sec = (time_t)(t / SIM_S);
@@ -86,9 +89,10 @@ static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_fram
         pcap_dump((u_char *)pc->dump, &h, f->data);
 }
 
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, bool erf, char *err,
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind, char *err,
                                 size_t errcap)
 {
+    bool erf = kind != SIM_PCAP_ETHERNET;
     pcap_t *dead = pcap_open_dead_with_tstamp_precision(erf ? DLT_ERF : DLT_EN10MB,
                                                         (int)snaplen + (erf ? ERF_HDR : 0),
                                                         PCAP_TSTAMP_PRECISION_NANO);
@@ -118,7 +122,8 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t lim
         free(pc);
         return NULL;
     }
-    *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .erf = erf, .dead = dead, .dump = dump,
+    *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .erf = erf,
+                            .link_packets = kind == SIM_PCAP_ERF, .dead = dead, .dump = dump,
                             .path = copy, .tmp = tmp, .snaplen = snaplen,
                             .limit = limit, .bytes = PCAP_FILE_HEADER};
     sim__temp_hold(&pc->temp, pc->tmp);

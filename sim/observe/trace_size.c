@@ -29,7 +29,9 @@ static bool traced(const struct sim_network *net, const struct sim_port *p)
 static void along(const struct sim_network *net, const struct sim_path *path, uint64_t n, uint64_t len,
                   uint64_t *bytes)
 {
-    uint64_t rec = PCAP_RECORD_HEADER + (len < net->cfg->snaplen ? len : net->cfg->snaplen);
+    /* an InfiniBand trace holds ERF records, 16 bytes of header each */
+    uint64_t rec = PCAP_RECORD_HEADER + (net->subnet ? 16 : 0) +
+                   (len < net->cfg->snaplen ? len : net->cfg->snaplen);
     for (uint32_t h = 0; h < path->n; h++) {
         const struct sim_port *ends[2] = {path->hop[h].port, path->hop[h].port->peer};
         for (int e = 0; e < 2; e++)

@@ -448,6 +448,23 @@ class Traces(unittest.TestCase):
             kinds[pkt[LRH]] += 1
         self.assertGreater(kinds["flow control"], 0, path)
 
+    def test_traces_without_flow_control_packets_open_cleanly(self):
+        """infiniband.trace_flow_control: false leaves the link packets out
+        of the traces, for a Wireshark that shows no frame in red."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "o")
+            run_sim(os.path.join(EXAMPLES, "ib-vl-arbitration.yaml"), out, "--set", "trace=[h0]",
+                    "--set", "infiniband.trace_flow_control=false")
+            path = os.path.join(out, "pcap", "h0-0.pcap")
+            recs = erf_records(path)
+            self.assertTrue(recs)
+            self.assertEqual({r[0] for r in recs}, {21})
+            rows = self.tshark(path)
+            self.assertEqual(len(rows), len(recs))
+            self.assertFalse([r for r in rows if r[3] or "infiniband_link" in r[1]])
+            # the run itself still had them
+            self.assertGreater(summary(out)["fabric"]["flow_control_packets"], 0)
+
     @limit(120)
     def test_replay_finds_the_messages_of_messages_csv(self):
         with tempfile.TemporaryDirectory() as tmp:
