@@ -100,6 +100,10 @@ int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errc
 void sim__output_dirs_release(struct sim_network *net, bool keep);
 /* Compare completed messages' destination bytes with their source. */
 void sim__verify(struct sim_network *net);
+/* The TCP members of an iWARP NIC's configuration and of one side of an
+ * iWARP connection in summary.json (tcp_json.c), each starting ", ". */
+void sim__tcp_nic_json(FILE *f, const struct cfg_nic *n);
+void sim__tcp_side_json(FILE *f, const struct sim_qp *qp);
 void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
 void sim__pcie_write_json(const struct sim_network *net, FILE *f);
 /* messages.csv's columns of the PCIe breakdown, and one message's values. */

@@ -119,6 +119,7 @@ static bool request(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint3
     r->kind = IW_FPDU;
     r->mr = w->lmr;
     r->off = off;
+    r->msg = w->msg;
     switch (w->op) {
     case SIM_OP_READ:
         if (qp->rd_outstanding >= qp->p->max_rd_atomic || room(iw, max, RDMA_DDP_UNTAGGED_LEN + RDMA_RDMAP_RR_LEN, false) == 0)
@@ -191,6 +192,7 @@ uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *t
     struct sim_iw *iw = qp->iw;
     struct sim_iw_rec r;
     memset(&r, 0, sizeof r);
+    r.msg = UINT32_MAX;
     uint32_t done = 0;
     bool req = false;
     if (iw->mpa_tx_due) {
@@ -250,7 +252,10 @@ void sim__iw_fill(struct sim_qp *qp, uint32_t tag, uint32_t seq, uint8_t *out, u
         return;
     }
     /* sent again: the same octets, built anew from memory */
-    encode(qp, rec_at(iw, tag), seq, out, len);
+    const struct sim_iw_rec *r = rec_at(iw, tag);
+    encode(qp, r, seq, out, len);
+    if (r->msg != UINT32_MAX)
+        sim__net_of(qp)->msgs[r->msg].retx++;
 }
 
 void sim__iw_acked(struct sim_qp *qp, uint32_t una)

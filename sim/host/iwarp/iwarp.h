@@ -44,6 +44,7 @@ struct sim_iw_rec {
     struct rdma_rdmap_rr rr; /* Read Request */
     uint8_t term_layer, term_etype, term_code;
     uint32_t wire; /* octets in the stream */
+    uint32_t msg;  /* the message a request piece belongs to, UINT32_MAX: none */
 };
 
 /* A Read Request being answered. */

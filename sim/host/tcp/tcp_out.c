@@ -49,14 +49,14 @@ static void rec_push(struct sim_tcp *t, uint32_t seq, uint32_t len, uint32_t tag
     *rec_at(t, t->rec_tail++) = (struct sim_tcp_rec){.seq = seq, .len = len, .tag = tag};
 }
 
-/* The window to announce: the receive buffer less what waits out of order. */
+/* The window to announce: the receive buffer. It never shrinks (RFC 9293
+ * 3.8.6.2.2 advises against it), so that ACKs beyond a hole stay
+ * duplicates (RFC 5681 2: same window); segments held out of order count
+ * against it on arrival (tcp_in.c). */
 static uint16_t window(const struct sim_tcp *t, bool syn)
 {
-    uint32_t avail = t->rcv_buf > t->ooo_bytes ? t->rcv_buf - t->ooo_bytes : 0;
-    if (syn) /* RFC 7323 2.2: the window of a SYN is never scaled */
-        return (uint16_t)(avail > 0xffff ? 0xffff : avail);
-    avail >>= t->rcv_wscale;
-    return (uint16_t)(avail > 0xffff ? 0xffff : avail);
+    uint32_t w = syn ? t->rcv_buf : t->rcv_buf >> t->rcv_wscale; /* RFC 7323 2.2: a SYN's is not scaled */
+    return (uint16_t)(w > 0xffff ? 0xffff : w);
 }
 
 /* RFC 2018 4: the first block holds the segment that arrived last; the
@@ -136,8 +136,12 @@ static struct sim_frame *segment(struct sim_tcp *t, uint16_t flags, uint32_t seq
     } else if (t->sack_ok && t->ooo) {
         sack_blocks(t, &o);
     }
-    size_t optlen = rdma_tcp_options_encode(&o, opts);
     uint32_t len = r ? r->len : 0;
+    /* the MSS leaves no room for options (RFC 9293 3.7.1): a full data
+     * segment carries only the SACK blocks that still fit the MTU */
+    while (o.nsack && len + 4 + 8 * o.nsack > t->mss)
+        o.nsack--;
+    size_t optlen = rdma_tcp_options_encode(&o, opts);
     if (r)
         t->ulp->fill(t->qp, r->tag, r->seq, payload, len);
     uint32_t l4 = ETH_LEN + ip_len(t);
