@@ -71,6 +71,8 @@ enum sim_tcp_state {
 #undef SIM__TCP_STATE
 };
 
+#define SIM_TCP_RUNS 16 /* runs of out-of-order data a receiver reports from */
+
 /* A record of the send side: one segment's worth of stream. */
 #define SIM_TCP_SACKED 0x01 /* the receiver reported it (RFC 2018) */
 #define SIM_TCP_LOST 0x02   /* deemed lost: to be sent again */
@@ -142,7 +144,12 @@ struct sim_tcp {
 
     /* receive side */
     uint32_t irs, rcv_nxt, rcv_buf;
-    struct sim_frame *ooo; /* segments beyond rcv_nxt, by sequence (aux: seq) */
+    /* segments beyond rcv_nxt, by sequence (aux: seq, in: payload offset,
+     * out: payload length), and the last of them */
+    struct sim_frame *ooo, *ooo_last;
+    /* the contiguous runs of them, lowest first (the SACK blocks to send) */
+    uint32_t runs[SIM_TCP_RUNS][2];
+    uint32_t nruns;
     uint32_t ooo_bytes;
     uint32_t last_ooo_seq; /* the most recent out-of-order segment: first SACK block */
     uint32_t unacked_segs;

@@ -50,10 +50,48 @@ static void deliver(struct sim_tcp *t, uint32_t seq, const uint8_t *p, uint32_t 
     t->ulp->deliver(t->qp, seq, p, len);
 }
 
+/* The runs again from the held segments (a new hole, or one filled). */
+static void runs_rebuild(struct sim_tcp *t)
+{
+    t->nruns = 0;
+    for (const struct sim_frame *f = t->ooo; f; f = f->next) {
+        uint32_t seq = f->aux, end = seq + f->out;
+        if (t->nruns && t->runs[t->nruns - 1][1] == seq) {
+            t->runs[t->nruns - 1][1] = end;
+        } else if (t->nruns < SIM_TCP_RUNS) {
+            t->runs[t->nruns][0] = seq;
+            t->runs[t->nruns++][1] = end;
+        } else {
+            break; /* the highest runs go unreported */
+        }
+    }
+}
+
+/* A segment [seq, end) joined the held ones: most often it extends a run. */
+static void runs_add(struct sim_tcp *t, uint32_t seq, uint32_t end)
+{
+    for (uint32_t i = 0; i < t->nruns; i++) {
+        bool after = t->runs[i][1] == seq, before = t->runs[i][0] == end;
+        bool joins = i + 1 < t->nruns && t->runs[i + 1][0] == end;
+        if (after && !joins) {
+            t->runs[i][1] = end;
+            return;
+        }
+        if (before && (i == 0 || t->runs[i - 1][1] != seq)) {
+            t->runs[i][0] = seq;
+            return;
+        }
+    }
+    runs_rebuild(t);
+}
+
 static void hold(struct sim_tcp *t, struct sim_frame *f, uint32_t seq, const uint8_t *p,
                  uint32_t len, bool *kept)
 {
     struct sim_frame **at = &t->ooo;
+    /* segments after a hole mostly arrive in order: try the end first */
+    if (t->ooo_last && sim__seq_lt(t->ooo_last->aux, seq))
+        at = &t->ooo_last->next;
     while (*at && sim__seq_lt((*at)->aux, seq))
         at = &(*at)->next;
     t->last_ooo_seq = seq;
@@ -64,8 +102,11 @@ static void hold(struct sim_tcp *t, struct sim_frame *f, uint32_t seq, const uin
     f->out = (uint16_t)len;
     f->next = *at;
     *at = f;
+    if (!f->next)
+        t->ooo_last = f;
     t->ooo_bytes += len;
     *kept = true;
+    runs_add(t, seq, seq + len);
 }
 
 static void drain(struct sim_tcp *t)
@@ -74,10 +115,13 @@ static void drain(struct sim_tcp *t)
     while (t->ooo && sim__seq_le(t->ooo->aux, t->rcv_nxt)) {
         struct sim_frame *f = t->ooo;
         t->ooo = f->next;
+        if (!t->ooo)
+            t->ooo_last = NULL;
         t->ooo_bytes -= f->out;
         deliver(t, f->aux, f->data + f->in, f->out);
         sim__frame_free(pool, f);
     }
+    runs_rebuild(t);
 }
 
 void sim__tcp_data(struct sim_tcp *t, struct sim_frame *f, uint32_t seq, const uint8_t *p,

@@ -60,31 +60,21 @@ static uint16_t window(const struct sim_tcp *t, bool syn)
 }
 
 /* RFC 2018 4: the first block holds the segment that arrived last; the
- * others follow, as many as fit. */
+ * others follow, highest first, as many as fit. */
 static void sack_blocks(const struct sim_tcp *t, struct rdma_tcp_options *o)
 {
-    uint32_t runs[64][2], n = 0;
-    for (const struct sim_frame *f = t->ooo; f && n < 64; f = f->next) {
-        uint32_t seq = f->aux, end = seq + f->out;
-        if (n && runs[n - 1][1] == seq)
-            runs[n - 1][1] = end;
-        else {
-            runs[n][0] = seq;
-            runs[n++][1] = end;
-        }
-    }
-    uint32_t first = 0;
+    uint32_t n = t->nruns, first = n;
     for (uint32_t i = 0; i < n; i++)
-        if (sim__seq_le(runs[i][0], t->last_ooo_seq) && sim__seq_lt(t->last_ooo_seq, runs[i][1]))
+        if (sim__seq_le(t->runs[i][0], t->last_ooo_seq) && sim__seq_lt(t->last_ooo_seq, t->runs[i][1]))
             first = i;
-    if (!n)
-        return;
-    o->sack[o->nsack][0] = runs[first][0];
-    o->sack[o->nsack++][1] = runs[first][1];
+    if (first < n) {
+        o->sack[o->nsack][0] = t->runs[first][0];
+        o->sack[o->nsack++][1] = t->runs[first][1];
+    }
     for (uint32_t i = n; i-- > 0 && o->nsack < RDMA_TCP_MAX_SACK;)
         if (i != first) {
-            o->sack[o->nsack][0] = runs[i][0];
-            o->sack[o->nsack++][1] = runs[i][1];
+            o->sack[o->nsack][0] = t->runs[i][0];
+            o->sack[o->nsack++][1] = t->runs[i][1];
         }
 }
 
