@@ -97,6 +97,7 @@ struct sim_tcp_cc {
     double alpha;
     uint64_t bytes_acked, bytes_marked;
     uint32_t window_end, cut_end;
+    bool dctcp_started;
     bool ce_state; /* receiver: the last data segment arrived CE-marked */
 };
 

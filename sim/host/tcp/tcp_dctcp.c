@@ -16,7 +16,8 @@
 void sim__dctcp_tcp_ack(struct sim_tcp *t, uint32_t acked, bool ece)
 {
     struct sim_tcp_cc *c = &t->cc;
-    if (!c->window_end) {
+    if (!c->dctcp_started) {
+        c->dctcp_started = true;
         c->alpha = 1;
         c->window_end = t->snd_max;
         c->cut_end = t->snd_una;
