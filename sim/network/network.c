@@ -140,6 +140,21 @@ static void iwarp_connect(struct sim_network *net, struct sim_conn *c, uint64_t 
     c->path_mtu = a->mtu = b->mtu = mss;
 }
 
+/* What each iWARP side will have done when its part of the run is over:
+ * its own messages, and the peer's Reads it answers. */
+static void iwarp_expectations(struct sim_network *net)
+{
+    for (size_t i = 0; i < net->cfg->nmsgs; i++) {
+        const struct sim_conn *c = &net->conns[net->msgs[i].conn];
+        int s = net->cfg->msgs[i].src == c->host[0] ? 0 : 1;
+        if (!c->qp[s]->iw)
+            continue;
+        c->qp[s]->iw->expect_own++;
+        if (net->cfg->msgs[i].op == SIM_OP_READ)
+            c->qp[1 - s]->iw->expect_reads++;
+    }
+}
+
 struct conn_map {
     uint32_t *slots; /* conn + 1 */
     size_t cap;
@@ -360,6 +375,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     net->nmsgs = cfg->nmsgs;
     net->msgs = sim__xcalloc(cfg->nmsgs, sizeof *net->msgs);
     build_conns(net);
+    iwarp_expectations(net);
     build_messages(net);
     build_work(net);
     sim__monitor_create(net);

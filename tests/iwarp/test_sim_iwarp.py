@@ -19,6 +19,7 @@ Oracles, none of them an earlier run:
     bottleneck get a Jain fairness index of at least 0.95."""
 import collections
 import glob
+import json
 import os
 import shutil
 import struct
@@ -31,7 +32,7 @@ RDMASIM = os.environ.get("RDMASIM", "src/rdmasim")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from sim_checks import run_sim, summary, table, write_config  # noqa: E402
-from testlib import limit, main, pcap_records, seconds  # noqa: E402
+from testlib import limit, main, pcap_records  # noqa: E402
 EXAMPLES = os.path.join(TOP, "examples")
 TSHARK = shutil.which("tshark")
 PS = 10**12
@@ -122,13 +123,47 @@ class Examples(unittest.TestCase):
                                     os.path.join(out, "pcap", f"{host}-0.pcap")],
                                    capture_output=True, text=True)
                 self.assertEqual(p.returncode, 0, p.stderr)
-                import json
                 got = collections.Counter()
                 for m in json.loads(p.stdout)["messages"]:
                     self.assertEqual(m["status"], "ok", m)
                     src = "h%d" % (int(m["requester"].rsplit(".", 1)[1]) - 1)
                     got[(src, m["kind"], m["bytes"])] += 1
                 self.assertEqual(got, want, host)
+
+
+def tcp_segments(path):
+    """(time, source host index, src port, seq, ack, flags, payload length)
+    of the IPv4 TCP frames of a capture (host h is 10.0.0.h+1)."""
+    out = []
+    for t, f in pcap_records(path):
+        if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
+            continue
+        ihl = (f[14] & 15) * 4
+        tcp = f[14 + ihl:]
+        sport, dport, seq, ack = struct.unpack(">HHII", tcp[:12])
+        plen = struct.unpack(">H", f[16:18])[0] - ihl - (tcp[12] >> 4) * 4
+        out.append((t, f[29] - 1, sport, seq, ack, tcp[13], plen))
+    return out
+
+
+class Close(unittest.TestCase):
+    def test_a_connection_whose_work_is_done_closes_with_fins(self):
+        # iwarp-pair.yaml: h1 reads from h0 on the second connection, which
+        # ends before the run does: both sides send a FIN after their last
+        # octet, and each FIN is acknowledged (RFC 9293 3.6)
+        fin, syn = 0x01, 0x02
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            run_sim(os.path.join(EXAMPLES, "iwarp-pair.yaml"), out)
+            segs = [s for s in tcp_segments(os.path.join(out, "pcap", "h0-0.pcap")) if s[2] == 1025]
+            fins = [s for s in segs if s[5] & fin]
+            self.assertEqual(sorted(s[1] for s in fins), [0, 1])
+            for t, host, _, seq, _, _, _ in fins:
+                data = [s for s in segs if s[1] == host and s[6]]
+                self.assertEqual(seq, max(s[3] + s[6] for s in data), "the FIN follows the last octet")
+                acks = [s for s in segs if s[1] != host and s[0] >= t and s[4] == seq + 1]
+                self.assertTrue(acks, f"the FIN of h{host} is acknowledged")
+            self.assertEqual(len([s for s in segs if s[5] & syn]), 2)
 
 
 class Recovery(unittest.TestCase):
@@ -198,13 +233,9 @@ class Recovery(unittest.TestCase):
             self.assertGreaterEqual(x["rto"], 4)
             # the retransmissions of the oldest segment, from h0's capture
             times = collections.defaultdict(list)
-            for t, frame in pcap_records(os.path.join(out, "pcap", "h0-0.pcap")):
-                if len(frame) > 54 and frame[23] == 6 and frame[26:30] == bytes([10, 0, 0, 1]):
-                    ihl = (frame[14] & 15) * 4
-                    seq = struct.unpack(">I", frame[14 + ihl + 4:14 + ihl + 8])[0]
-                    plen = struct.unpack(">H", frame[16:18])[0] - ihl - (frame[14 + ihl + 12] >> 4) * 4
-                    if plen:
-                        times[seq].append(t)
+            for t, host, _, seq, _, _, plen in tcp_segments(os.path.join(out, "pcap", "h0-0.pcap")):
+                if host == 0 and plen:
+                    times[seq].append(t)
             sent = max(times.values(), key=len)
             gaps = [b - a for a, b in zip(sent, sent[1:])]
             self.assertGreaterEqual(len(gaps), 3)

@@ -166,10 +166,12 @@ static void mpa(struct sim_qp *qp, const struct rdma_mpa_frame *m, uint32_t orig
     if (iw->rx_fr.markers && !iw->scratch)
         iw->scratch = sim__xmalloc(RDMA_MPA_MAX_FPDU);
     iw->rx_ready = true;
-    if (iw->tcp.active)
+    if (iw->tcp.active) {
         iw->tx_ready = true;
-    else
+        sim__iw_maybe_close(qp);
+    } else {
         iw->mpa_tx_due = true;
+    }
     sim__tcp_kick(&iw->tcp);
 }
 

@@ -182,8 +182,10 @@ static bool response(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r)
     r->to = rd->sink_to + rd->sent;
     rd->sent += r->len;
     r->last = rd->sent == rd->len;
-    if (r->last)
+    if (r->last) {
         iw->read_head++;
+        iw->reads_answered++;
+    }
     return true;
 }
 
@@ -203,8 +205,10 @@ uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *t
         iw->mpa_tx_due = false;
         iw->tx_fr.crc = true;
         iw->tx_fr.origin = seq + MPA_FRAME_LEN;
-        if (!iw->tcp.active)
+        if (!iw->tcp.active) {
             iw->tx_ready = true; /* the responder may follow its Reply with FPDUs */
+            sim__iw_maybe_close(qp);
+        }
     } else if (!iw->tx_ready || iw->term_sent) {
         return 0;
     } else if (iw->term_due) {
@@ -273,9 +277,21 @@ void sim__iw_acked(struct sim_qp *qp, uint32_t una)
         bool done = w->op == SIM_OP_READ ? w->npkts == 0 : w->started && sim__seq_le(w->first_psn, una);
         if (!done)
             break;
+        iw->own_done++;
         sim__qp_completed(qp, w, SIM_MSG_OK);
     }
+    sim__iw_maybe_close(qp);
     sim__tcp_kick(&iw->tcp);
+}
+
+void sim__iw_maybe_close(struct sim_qp *qp)
+{
+    struct sim_iw *iw = qp->iw;
+    if (iw->closed || qp->error || !iw->tx_ready || !iw->rx_ready || iw->own_done != iw->expect_own ||
+        iw->reads_answered != iw->expect_reads)
+        return;
+    iw->closed = true;
+    sim__tcp_close(&iw->tcp);
 }
 
 void sim__iw_error(struct sim_qp *qp, enum sim_msg_status st)

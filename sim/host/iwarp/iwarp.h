@@ -78,6 +78,11 @@ struct sim_iw {
     uint8_t *acc;
     uint32_t acc_len, acc_cap, acc_seq;
     uint8_t *scratch; /* markers removed (rdma_fpdu_decode), with markers only */
+    /* closing (RFC 5040 5.5's orderly close): the messages this side
+     * posts and the Read Requests it answers in the whole run, as the
+     * applications at both ends know; once all are done, TCP closes */
+    uint32_t expect_own, expect_reads, own_done, reads_answered;
+    bool closed;
     /* the record just encoded for its length, kept for its first send */
     uint8_t *enc;
     uint32_t enc_tag, enc_len;
@@ -103,6 +108,8 @@ void sim__iw_acked(struct sim_qp *qp, uint32_t una);
 void sim__iw_error(struct sim_qp *qp, enum sim_msg_status st);
 /* Send a Terminate (RFC 5040 5.6), and take nothing more from the peer. */
 void sim__iw_terminate(struct sim_qp *qp, uint8_t layer, uint8_t etype, uint8_t code);
+/* Close the connection once this side's part of the run is done. */
+void sim__iw_maybe_close(struct sim_qp *qp);
 
 /* iw_rx.c */
 void sim__iw_deliver(struct sim_qp *qp, uint32_t seq, const uint8_t *p, uint32_t len);

@@ -63,6 +63,12 @@ struct sim_tcp_ulp_ops {
     X(SYN_SENT, "syn-sent")                                                    \
     X(SYN_RCVD, "syn-received")                                                \
     X(ESTABLISHED, "established")                                              \
+    X(FIN_WAIT_1, "fin-wait-1")                                                \
+    X(FIN_WAIT_2, "fin-wait-2")                                                \
+    X(CLOSE_WAIT, "close-wait")                                                \
+    X(CLOSING, "closing")                                                      \
+    X(LAST_ACK, "last-ack")                                                    \
+    X(TIME_WAIT, "time-wait")                                                  \
     X(FAILED, "failed")
 
 enum sim_tcp_state {
@@ -132,6 +138,9 @@ struct sim_tcp {
     uint32_t recover;   /* RecoveryPoint (RFC 6675) / recover (RFC 6582) */
     uint32_t high_sacked; /* one past the highest octet SACKed */
     bool syn_due;       /* a SYN or SYN-ACK is to go out */
+    bool fin_wanted;    /* the ULP closed: a FIN follows the last record */
+    bool fin_sent, fin_due; /* sent; to be sent again (its timeout) */
+    uint32_t fin_seq;   /* the FIN's sequence number */
     bool cwr_due;       /* DCTCP sender: the next data segment carries CWR */
     struct sim_tcp_cc cc;
 
@@ -154,7 +163,7 @@ struct sim_tcp {
     uint32_t ooo_bytes;
     uint32_t last_ooo_seq; /* the most recent out-of-order segment: first SACK block */
     uint32_t unacked_segs;
-    bool ack_now;
+    bool ack_now, fin_rcvd;
     bool ece_echo; /* DCTCP receiver: ECE on the ACKs it sends */
     struct sim_timer delack_timer;
 
@@ -173,6 +182,10 @@ void sim__tcp_init(struct sim_tcp *t, struct sim_qp *qp, const struct sim_tcp_ul
 void sim__tcp_fini(struct sim_tcp *t);
 /* Start the connection: the active side sends its SYN. */
 void sim__tcp_open(struct sim_tcp *t);
+/* No more data will be sent: a FIN follows the last record. */
+void sim__tcp_close(struct sim_tcp *t);
+/* The peer acknowledged our FIN. */
+void sim__tcp_fin_acked(struct sim_tcp *t);
 /* A segment for this endpoint arrived (its frame stays the caller's
  * unless it is kept out of order: then *kept is set). */
 void sim__tcp_input(struct sim_tcp *t, struct sim_frame *f, const struct rdma_pkt *pkt,

@@ -6,6 +6,14 @@
  *
  *   active:  CLOSED --SYN--> SYN-SENT --SYN,ACK / ACK--> ESTABLISHED
  *   passive: LISTEN --SYN / SYN,ACK--> SYN-RECEIVED --ACK--> ESTABLISHED
+ *   closing first:   ESTABLISHED --FIN--> FIN-WAIT-1 --ACK--> FIN-WAIT-2
+ *                    --FIN / ACK--> TIME-WAIT (FIN-WAIT-1 --FIN--> CLOSING)
+ *   closing second:  ESTABLISHED --FIN / ACK--> CLOSE-WAIT --FIN--> LAST-ACK
+ *                    --ACK--> CLOSED
+ *
+ * The FIN follows the last record once the ULP closes (tcp_out.c); a FIN
+ * is taken when it arrives in order. TIME-WAIT has no timer: nothing
+ * reuses the ports of a run.
  *
  * The model sends no RST: every segment a NIC receives belongs to a
  * connection it set up. After its retransmissions run out, an endpoint
@@ -61,6 +69,37 @@ void sim__tcp_open(struct sim_tcp *t)
     t->state = SIM_TCP_SYN_SENT;
     t->syn_due = true;
     sim__tcp_kick(t);
+}
+
+/* No kick here: the ULP may close from inside the endpoint's own output
+ * (its last record just built); the FIN then follows that record on the
+ * NIC's next pull. */
+void sim__tcp_close(struct sim_tcp *t) { t->fin_wanted = true; }
+
+void sim__tcp_fin_acked(struct sim_tcp *t)
+{
+    if (t->state == SIM_TCP_FIN_WAIT_1)
+        t->state = SIM_TCP_FIN_WAIT_2;
+    else if (t->state == SIM_TCP_CLOSING)
+        t->state = SIM_TCP_TIME_WAIT;
+    else if (t->state == SIM_TCP_LAST_ACK)
+        t->state = SIM_TCP_CLOSED;
+}
+
+/* The peer's FIN arrived in order (RFC 9293 3.10.7.4, eighth). */
+static void fin_received(struct sim_tcp *t)
+{
+    t->ack_now = true;
+    if (t->fin_rcvd)
+        return; /* sent again: our ACK was lost */
+    t->fin_rcvd = true;
+    t->rcv_nxt++;
+    if (t->state == SIM_TCP_ESTABLISHED)
+        t->state = SIM_TCP_CLOSE_WAIT;
+    else if (t->state == SIM_TCP_FIN_WAIT_1)
+        t->state = SIM_TCP_CLOSING;
+    else if (t->state == SIM_TCP_FIN_WAIT_2)
+        t->state = SIM_TCP_TIME_WAIT;
 }
 
 /* The options of the peer's SYN or SYN-ACK decide what both sides use. */
@@ -154,5 +193,7 @@ void sim__tcp_input(struct sim_tcp *t, struct sim_frame *f, const struct rdma_pk
         unsigned ecn = pkt->present & RDMA_HDR_IP ? pkt->ip.dsfield_ecn : pkt->ipv6.tclass & 3u;
         sim__tcp_data(t, f, th->seq_raw, payload, len, ecn == 3, kept);
     }
+    if ((th->flags & RDMA_TCP_FIN) && th->seq_raw + len + t->fin_rcvd == t->rcv_nxt)
+        fin_received(t);
     sim__tcp_kick(t);
 }

@@ -322,8 +322,11 @@ void sim__tcp_ack(struct sim_tcp *t, const struct rdma_tcp *th, const struct rdm
         t->rto_at = SIM_TIME_NEVER;
         if (sim__tcp_flight(t))
             sim__tcp_arm_rto(t);
+        if (t->fin_sent && ack == t->fin_seq + 1)
+            sim__tcp_fin_acked(t);
         t->ulp->acked(t->qp, ack);
-    } else if (!len && same_wnd && sim__tcp_flight(t)) {
+    } else if (!len && same_wnd && sim__tcp_flight(t) &&
+               !(th->flags & (RDMA_TCP_SYN | RDMA_TCP_FIN))) { /* RFC 5681 2: a duplicate ACK */
         t->dupacks++;
         t->st.dupacks++;
         if (!t->sack_ok && t->reno_sacked_b + 2 * t->mss <= sim__tcp_flight(t))

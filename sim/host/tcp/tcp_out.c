@@ -207,6 +207,22 @@ static struct sim_frame *send_rec(struct sim_tcp *t, struct sim_tcp_rec *r, bool
     return f;
 }
 
+/* The FIN after the last record (RFC 9293 3.6), or again after its
+ * timeout: it takes one sequence number. */
+static struct sim_frame *fin(struct sim_tcp *t)
+{
+    if (!t->fin_sent) {
+        t->fin_sent = true;
+        t->fin_seq = t->snd_nxt++;
+        t->snd_max = t->snd_nxt;
+        t->state = t->state == SIM_TCP_CLOSE_WAIT ? SIM_TCP_LAST_ACK : SIM_TCP_FIN_WAIT_1;
+    }
+    t->fin_due = false;
+    if (t->rto_at == SIM_TIME_NEVER)
+        sim__tcp_arm_rto(t);
+    return segment(t, (data_flags(t) & ~RDMA_TCP_PSH) | RDMA_TCP_FIN, t->fin_seq, NULL, false);
+}
+
 struct sim_frame *sim__tcp_output(struct sim_tcp *t)
 {
     if (t->state == SIM_TCP_CLOSED || t->state == SIM_TCP_FAILED || t->state == SIM_TCP_LISTEN)
@@ -223,7 +239,7 @@ struct sim_frame *sim__tcp_output(struct sim_tcp *t)
         sim__tcp_arm_rto(t);
         return segment(t, flags, t->iss, NULL, false);
     }
-    if (t->state == SIM_TCP_ESTABLISHED) {
+    if (t->state >= SIM_TCP_ESTABLISHED && t->state != SIM_TCP_FAILED) {
         uint32_t pipe = sim__tcp_pipe(t), cwnd = t->cc.cwnd;
         bool room = pipe + t->mss <= cwnd || pipe == 0;
         struct sim_tcp_rec *r = next_lost(t);
@@ -232,12 +248,14 @@ struct sim_frame *sim__tcp_output(struct sim_tcp *t)
         uint32_t in_wnd = t->snd_wnd > sim__tcp_flight(t) ? t->snd_wnd - sim__tcp_flight(t) : 0;
         uint32_t max = in_wnd < t->mss ? in_wnd : t->mss;
         uint32_t tag, len;
-        if (room && max && (len = t->ulp->next(t->qp, t->snd_nxt, max, &tag)) != 0) {
+        if (!t->fin_sent && room && max && (len = t->ulp->next(t->qp, t->snd_nxt, max, &tag)) != 0) {
             rec_push(t, t->snd_nxt, len, tag);
             t->snd_nxt += len;
             t->snd_max = t->snd_nxt;
             return send_rec(t, rec_at(t, t->rec_tail - 1), false);
         }
+        if (!r && ((t->fin_wanted && !t->fin_sent) || t->fin_due))
+            return fin(t);
     }
     if (t->ack_now)
         return segment(t, data_flags(t) & ~RDMA_TCP_PSH, t->snd_nxt, NULL, false);

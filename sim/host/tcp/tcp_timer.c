@@ -82,6 +82,8 @@ static void expire(struct sim_tcp *t)
             }
         }
         t->lost_hint = t->rec_head;
+        if (t->fin_sent && sim__seq_le(t->snd_una, t->fin_seq))
+            t->fin_due = true; /* after the records, the FIN again */
         t->in_recovery = false;
         t->recover = t->snd_max;
         t->dupacks = 0;
