@@ -307,10 +307,11 @@ void sim__tcp_ack(struct sim_tcp *t, const struct rdma_tcp *th, const struct rdm
         if (t->p->cc == CFG_TCP_CC_DCTCP)
             sim__dctcp_tcp_ack(t, acked, ece);
         if (t->in_recovery && sim__seq_le(t->recover, ack)) {
-            /* RFC 6582 3.2 step 3 (full acknowledgement), RFC 6675 5 */
+            /* RFC 6582 3.2 step 3 (full acknowledgement), option 1:
+             * min(ssthresh, max(FlightSize, SMSS) + SMSS) */
             t->in_recovery = false;
-            uint32_t flight = sim__tcp_flight(t) + t->mss;
-            t->cc.cwnd = t->cc.ssthresh < flight ? t->cc.ssthresh : flight;
+            uint32_t flight = sim__tcp_flight(t) > t->mss ? sim__tcp_flight(t) : t->mss;
+            t->cc.cwnd = t->cc.ssthresh < flight + t->mss ? t->cc.ssthresh : flight + t->mss;
             t->reno_sacked_b = 0;
         } else if (t->in_recovery) {
             if (!t->sack_ok && t->rec_head != t->rec_tail)
