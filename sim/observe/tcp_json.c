@@ -31,11 +31,12 @@ void sim__tcp_side_json(FILE *f, const struct sim_qp *qp)
     fprintf(f, ", \"tcp\": {\"segments_out\": %llu, \"data_segments_out\": %llu, "
                "\"retransmitted_segments\": %llu, \"segments_in\": %llu, \"dupacks\": %llu, "
                "\"fast_retransmits\": %llu, \"sack_recoveries\": %llu, \"rto\": %llu, "
-               "\"ecn_cuts\": %llu, \"mss\": %u, \"cwnd\": %u, \"srtt_ps\": %llu, \"rto_ps\": %llu}",
+               "\"ecn_cuts\": %llu, \"state\": \"%s\", \"mss\": %u, \"cwnd\": %u, \"srtt_ps\": %llu, "
+               "\"rto_ps\": %llu}",
             (unsigned long long)t->st.segs_out, (unsigned long long)t->st.data_segs_out,
             (unsigned long long)t->st.retrans, (unsigned long long)t->st.segs_in,
             (unsigned long long)t->st.dupacks, (unsigned long long)t->st.fast_retrans,
             (unsigned long long)t->st.sack_recoveries, (unsigned long long)t->st.rto_events,
-            (unsigned long long)t->st.ecn_cuts, t->mss, t->cc.cwnd, (unsigned long long)t->srtt,
+            (unsigned long long)t->st.ecn_cuts, sim__tcp_state_name(t->state), t->mss, t->cc.cwnd, (unsigned long long)t->srtt,
             (unsigned long long)t->rto);
 }

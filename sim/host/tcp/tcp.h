@@ -177,6 +177,7 @@ struct sim_tcp {
 #define SIM_TCP_MAX_SEGMENT 8960
 
 /* tcp_conn.c */
+const char *sim__tcp_state_name(unsigned state);
 void sim__tcp_init(struct sim_tcp *t, struct sim_qp *qp, const struct sim_tcp_ulp_ops *ulp,
                    bool active, uint16_t lport, uint16_t rport, uint32_t mss, uint32_t iss);
 void sim__tcp_fini(struct sim_tcp *t);

@@ -25,6 +25,16 @@
 #include "host/nic.h"
 #include "host/tcp/tcp.h"
 
+const char *sim__tcp_state_name(unsigned state)
+{
+    static const char *const names[] = {
+#define SIM__TCP_STATE_NAME(name, str) str,
+        SIM_TCP_STATES(SIM__TCP_STATE_NAME)
+#undef SIM__TCP_STATE_NAME
+    };
+    return state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
 void sim__tcp_init(struct sim_tcp *t, struct sim_qp *qp, const struct sim_tcp_ulp_ops *ulp,
                    bool active, uint16_t lport, uint16_t rport, uint32_t mss, uint32_t iss)
 {
