@@ -52,7 +52,6 @@ void sim__iw_attach(struct sim_qp *qp, bool active, uint16_t lport, uint16_t rpo
     struct sim_iw *iw = sim__xcalloc(1, sizeof *iw);
     qp->iw = iw;
     iw->want_markers = qp->p->mpa_markers;
-    iw->enc = sim__xmalloc(SIM_TCP_MAX_SEGMENT);
     for (int q = 0; q < SIM_IW_QUEUES; q++)
         iw->msn_tx[q] = iw->msn_rx[q] = 1;
     sim__tcp_init(&iw->tcp, qp, &iw_ulp, active, lport, rport, mss, iss);
@@ -70,7 +69,6 @@ void sim__iw_free(struct sim_qp *qp)
     free(iw->reads);
     free(iw->acc);
     free(iw->scratch);
-    free(iw->enc);
     free(iw);
 }
 

@@ -17,6 +17,7 @@
  * a Read once its last Read Response has been placed (iw_rx.c). Work
  * requests complete in order.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,60 @@ static size_t encode(struct sim_qp *qp, const struct sim_iw_rec *r, uint32_t seq
     return rdma_fpdu_encode(&iw->tx_fr, seq, &f, out, cap, &n) == RDMA_OK ? n : 0;
 }
 
+/* DDP and RDMAP header octets of an opcode (RFC 5041 4.2-4.4, RFC 5040 4). */
+static uint32_t hdr_len(uint8_t opcode)
+{
+    uint32_t flags = rdma_rdmap_opcodes[opcode].flags;
+    uint32_t hdr = flags & RDMA_RDMAP_TAGGED ? RDMA_DDP_TAGGED_LEN : RDMA_DDP_UNTAGGED_LEN;
+    if (flags & RDMA_RDMAP_HDR_RR)
+        hdr += RDMA_RDMAP_RR_LEN;
+    if (flags & RDMA_RDMAP_HDR_TERM)
+        hdr += RDMA_RDMAP_TERM_LEN;
+    return hdr;
+}
+
+/* The octets in the stream of an FPDU starting at seq with hdr octets of
+ * headers and n of payload (RFC 5044 4): ULPDU_Length, the ULPDU, pad to a
+ * multiple of four, the CRC, and a marker at every position
+ * origin + 512 k it covers (4.3), counted until the count stands. */
+static uint32_t fpdu_octets(const struct sim_iw *iw, uint32_t seq, uint32_t hdr, uint32_t n)
+{
+    uint32_t base = ((MPA_LEN_FIELD + hdr + n + 3) & ~3u) + RDMA_MPA_CRC_LEN;
+    if (!iw->tx_fr.markers)
+        return base;
+    uint32_t first = (iw->tx_fr.origin - seq) % RDMA_MPA_MARKER_INTERVAL, m = 0;
+    for (;;) {
+        uint32_t w = base + RDMA_MPA_MARKER_LEN * m;
+        uint32_t count = first < w ? (w - first - 1) / RDMA_MPA_MARKER_INTERVAL + 1 : 0;
+        if (count == m)
+            return w;
+        m = count;
+    }
+}
+
+/* n payload octets, or four fewer when the FPDU would end just where a
+ * marker is due. RFC 5044 4.3 puts that marker before the next FPDU's
+ * header, and so does rdmasim decode; tshark 4.0 counts it into the FPDU
+ * that ends there (packet-iwarp-mpa.c, number_of_markers) and then loses
+ * the stream, so a sender that wants its traces read avoids the case,
+ * as it may: any FPDU size up to the MSS is aligned. */
+static uint32_t fit(const struct sim_iw *iw, uint32_t seq, uint32_t hdr, uint32_t n)
+{
+    if (!iw->tx_fr.markers || n < 4)
+        return n;
+    uint32_t end = seq + fpdu_octets(iw, seq, hdr, n);
+    return (end - iw->tx_fr.origin) % RDMA_MPA_MARKER_INTERVAL ? n : n - 4;
+}
+
+/* The octets of a record in the stream: a Request or Reply is its
+ * 20-octet frame (RFC 5044 7.1), an FPDU as fpdu_octets counts. */
+static uint32_t wire_len(struct sim_qp *qp, const struct sim_iw_rec *r, uint32_t seq)
+{
+    if (r->kind != IW_FPDU)
+        return MPA_FRAME_LEN;
+    return fpdu_octets(qp->iw, seq, hdr_len(r->opcode), r->len);
+}
+
 /* Payload octets an FPDU with hdr octets of DDP/RDMAP headers may carry in
  * max octets of stream: ULPDU_Length and CRC around it, no pad (a multiple
  * of four), and room for every marker it can meet. */
@@ -105,7 +160,8 @@ static uint32_t room(const struct sim_iw *iw, uint32_t max, uint32_t hdr, bool f
 static bool has_bytes(struct sim_qp *qp, uint32_t mr) { return sim__host_of(qp)->mrs[mr].bytes; }
 
 /* The next piece of the current work request, or false. */
-static bool request(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint32_t *done)
+static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw_rec *r,
+                    uint32_t *done)
 {
     struct sim_iw *iw = qp->iw;
     struct sim_host *h = sim__host_of(qp);
@@ -138,7 +194,7 @@ static bool request(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint3
         if (!n && left)
             return false;
         r->opcode = RDMA_RDMAP_WRITE;
-        r->len = left < n ? left : n;
+        r->len = fit(iw, seq, RDMA_DDP_TAGGED_LEN, left < n ? left : n);
         r->stag = w->rkey;
         r->to = w->rva + off;
         break;
@@ -149,7 +205,7 @@ static bool request(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint3
             return false;
         bool inv = w->op == SIM_OP_SEND_INV;
         r->opcode = inv ? RDMA_RDMAP_SEND_INVALIDATE : RDMA_RDMAP_SEND;
-        r->len = left < n ? left : n;
+        r->len = fit(iw, seq, RDMA_DDP_UNTAGGED_LEN, left < n ? left : n);
         r->stag = inv ? w->inv_rkey : 0;
         r->msn = iw->msn_tx[SIM_IW_QN_SEND];
         r->mo = (uint32_t)off;
@@ -164,7 +220,7 @@ static bool request(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint3
 }
 
 /* The next piece of the oldest Read Request's answer, or false. */
-static bool response(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r)
+static bool response(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw_rec *r)
 {
     struct sim_iw *iw = qp->iw;
     if (iw->read_head == iw->read_tail)
@@ -177,7 +233,7 @@ static bool response(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r)
     r->opcode = RDMA_RDMAP_READ_RESPONSE;
     r->mr = rd->mr;
     r->off = rd->off + rd->sent;
-    r->len = left < n ? left : n;
+    r->len = fit(iw, seq, RDMA_DDP_TAGGED_LEN, left < n ? left : n);
     r->stag = rd->sink_stag;
     r->to = rd->sink_to + rd->sent;
     rd->sent += r->len;
@@ -222,17 +278,13 @@ uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *t
         r.term_code = iw->term_code;
         iw->term_due = false;
         iw->term_sent = true;
-    } else if (!response(qp, max, &r)) {
-        if (!request(qp, max, &r, &done))
+    } else if (!response(qp, seq, max, &r)) {
+        if (!request(qp, seq, max, &r, &done))
             return 0;
         req = true;
     }
-    size_t n = encode(qp, &r, seq, iw->enc, SIM_TCP_MAX_SEGMENT);
-    r.wire = (uint32_t)n;
+    r.wire = wire_len(qp, &r, seq);
     *tag = rec_push(iw, &r);
-    iw->enc_tag = *tag;
-    iw->enc_len = r.wire;
-    iw->enc_valid = true;
     if (req) {
         struct sim_wqe *w = sim__wqe(qp, qp->sq_next);
         qp->req_offset += done;
@@ -250,15 +302,12 @@ uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *t
 void sim__iw_fill(struct sim_qp *qp, uint32_t tag, uint32_t seq, uint8_t *out, uint32_t len)
 {
     struct sim_iw *iw = qp->iw;
-    if (iw->enc_valid && iw->enc_tag == tag && iw->enc_len == len) {
-        memcpy(out, iw->enc, len);
-        iw->enc_valid = false;
-        return;
-    }
+    struct sim_iw_rec *r = rec_at(iw, tag);
+    size_t n = encode(qp, r, seq, out, len);
+    assert(n == len); /* wire_len said so */
+    (void)n;
     /* sent again: the same octets, built anew from memory */
-    const struct sim_iw_rec *r = rec_at(iw, tag);
-    encode(qp, r, seq, out, len);
-    if (r->msg != UINT32_MAX)
+    if (r->sent++ && r->msg != UINT32_MAX)
         sim__net_of(qp)->msgs[r->msg].retx++;
 }
 

@@ -45,6 +45,7 @@ struct sim_iw_rec {
     uint8_t term_layer, term_etype, term_code;
     uint32_t wire; /* octets in the stream */
     uint32_t msg;  /* the message a request piece belongs to, UINT32_MAX: none */
+    uint32_t sent; /* times its octets were written for a segment */
 };
 
 /* A Read Request being answered. */
@@ -83,10 +84,6 @@ struct sim_iw {
      * applications at both ends know; once all are done, TCP closes */
     uint32_t expect_own, expect_reads, own_done, reads_answered;
     bool closed;
-    /* the record just encoded for its length, kept for its first send */
-    uint8_t *enc;
-    uint32_t enc_tag, enc_len;
-    bool enc_valid;
 };
 
 extern const struct sim_transport_ops sim__transport_iwarp;
