@@ -32,7 +32,6 @@
 #include "engine/timer.h"
 #include "rdma_iwarp.h"
 
-struct sim_nic;
 struct sim_qp;
 struct sim_frame;
 
@@ -197,6 +196,7 @@ void sim__tcp_input(struct sim_tcp *t, struct sim_frame *f, const struct rdma_pk
 struct sim_frame *sim__tcp_output(struct sim_tcp *t);
 /* Ask the NIC to pull from this endpoint. */
 void sim__tcp_kick(struct sim_tcp *t);
+sim_time_t sim__tcp_now(const struct sim_tcp *t);
 
 /* tcp_in.c */
 void sim__tcp_data(struct sim_tcp *t, struct sim_frame *f, uint32_t seq, const uint8_t *p,
@@ -212,7 +212,6 @@ void sim__tcp_arm_rto(struct sim_tcp *t);
 void sim__tcp_rto_event(struct sim_tcp *t);
 void sim__tcp_arm_delack(struct sim_tcp *t);
 void sim__tcp_delack_event(struct sim_tcp *t);
-sim_time_t sim__tcp_now(const struct sim_tcp *t);
 
 /* tcp_cc.c: the window rules, dispatched on p->cc */
 void sim__tcp_cc_init(struct sim_tcp *t);
