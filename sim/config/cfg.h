@@ -157,6 +157,7 @@ struct cfg_msg {
     sim_time_t start;
     sim_time_t recv_at; /* when the receive is posted (send, write_imm) */
     uint32_t imm;
+    bool solicited;  /* a send asks for a solicited event (BTH SE; RDMAP Send with SE) */
     uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
     uint64_t compare, swap_add, initial; /* atomics */
     struct cfg_pos pos;

@@ -85,7 +85,7 @@ class Examples(unittest.TestCase):
                                ("ipv6", ["--set", "nic.ipv6=true"])):
                 out = os.path.join(tmp, name)
                 run_sim(os.path.join(EXAMPLES, "iwarp-pair.yaml"), out, *args)
-                self.assertEqual(summary(out)["totals"]["data_verified"], 7)
+                self.assertEqual(summary(out)["totals"]["data_verified"], 8)
                 for path in sorted(glob.glob(os.path.join(out, "pcap", "*.pcap"))):
                     with self.subTest(pcap=f"{name}/{os.path.basename(path)}"):
                         self.check_pcap(path, markers=name == "markers")
@@ -96,6 +96,27 @@ class Examples(unittest.TestCase):
                                 "-o", "tcp.try_heuristic_first:TRUE", "-T", "fields", "-e",
                                 "iwarp_mpa.marker_fpduptr"], capture_output=True, text=True).stdout
             self.assertGreater(sum(len(line.split(",")) for line in v.split() if line), 100)
+
+    def test_a_solicited_roce_send_sets_se_on_its_last_packet(self):
+        # the same key over RoCEv2: IBA 9.2.3, BTH SE on the last packet only
+        cfg = """seed: 1
+topology:
+  switches: [s0]
+  hosts: [{name: h0, trace: true}, h1]
+  links: [{a: h0, b: s0}, {a: h1, b: s0}]
+workload:
+  messages:
+    - {src: h0, dst: h1, op: send, size: 10000, solicited: true}
+    - {src: h0, dst: h1, op: send, size: 10000, start: 20us}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            run_sim(write_config(tmp, cfg), out)
+            d = subprocess.run([RDMASIM, "decode", "--json", os.path.join(out, "pcap", "h0-0.pcap")],
+                               capture_output=True, text=True)
+            sends = [f["bth"] for f in map(json.loads, d.stdout.splitlines())
+                     if f.get("bth", {}).get("opcode", 0) in (0, 1, 2, 4)]  # SEND First..Only
+            self.assertEqual([b["se"] for b in sends], [0, 0, 1, 0, 0, 0])
 
     def check_pcap(self, path, markers=False):
         # TCP's sequence analysis flags the model's retransmissions and
@@ -142,6 +163,7 @@ class Examples(unittest.TestCase):
             for m in table(out, "messages.csv"):
                 self.assertEqual((m["status"], m["data"]), ("ok", "ok"))
                 want[(m["src"], OPS[m["op"]], int(m["bytes"]))] += 1
+            solicited = 0
             for host in ("h0", "h1"):
                 p = subprocess.run([RDMASIM, "replay", "--json",
                                     os.path.join(out, "pcap", f"{host}-0.pcap")],
@@ -151,8 +173,12 @@ class Examples(unittest.TestCase):
                 for m in json.loads(p.stdout)["messages"]:
                     self.assertEqual(m["status"], "ok", m)
                     src = "h%d" % (int(m["requester"].rsplit(".", 1)[1]) - 1)
-                    got[(src, m["kind"], m["bytes"])] += 1
+                    # solicited: true makes a Send (with Invalidate) one with SE
+                    kind = m["kind"].replace(" with SE and Invalidate", " with Invalidate")
+                    solicited += kind != m["kind"] or kind.endswith(" with SE")
+                    got[(src, kind.replace("Send with SE", "Send"), m["bytes"])] += 1
                 self.assertEqual(got, want, host)
+            self.assertEqual(solicited, 2 * 2)  # two in each host's capture
 
 
 def tcp_segments(path):

@@ -204,7 +204,11 @@ static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw
         if (!n && left)
             return false;
         bool inv = w->op == SIM_OP_SEND_INV;
-        r->opcode = inv ? RDMA_RDMAP_SEND_INVALIDATE : RDMA_RDMAP_SEND;
+        /* RFC 5040 4.3: every DDP segment of the message carries its opcode */
+        if (sim__net_of(qp)->cfg->msgs[w->msg].solicited)
+            r->opcode = inv ? RDMA_RDMAP_SEND_SE_INVALIDATE : RDMA_RDMAP_SEND_SE;
+        else
+            r->opcode = inv ? RDMA_RDMAP_SEND_INVALIDATE : RDMA_RDMAP_SEND;
         r->len = fit(iw, seq, RDMA_DDP_UNTAGGED_LEN, left < n ? left : n);
         r->stag = inv ? w->inv_rkey : 0;
         r->msn = iw->msn_tx[SIM_IW_QN_SEND];
