@@ -198,14 +198,21 @@ def tcp_segments(path):
 
 class Close(unittest.TestCase):
     def test_a_connection_whose_work_is_done_closes_with_fins(self):
-        # iwarp-pair.yaml: h1 reads from h0 on the second connection, which
-        # ends before the run does: both sides send a FIN after their last
-        # octet, and each FIN is acknowledged (RFC 9293 3.6)
+        # the first connection is done long before the second: both its
+        # sides send a FIN after their last octet (h1, with nothing to
+        # send, right after its MPA Reply), and each FIN is acknowledged
+        # (RFC 9293 3.6)
         fin, syn = 0x01, 0x02
+        links = ("    - {a: h0, b: s0, trace: true}\n"
+                 "    - {a: h1, b: s0}")
+        work = """workload:
+  messages:
+    - {src: h0, dst: h1, op: write, size: 10000}
+    - {src: h0, dst: h1, qp: 2, op: write, size: 4MiB}"""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            run_sim(os.path.join(EXAMPLES, "iwarp-pair.yaml"), out)
-            segs = [s for s in tcp_segments(os.path.join(out, "pcap", "h0-0.pcap")) if s[2] == 1025]
+            run_sim(write_config(tmp, two_hosts(links=links, extra=work)), out)
+            segs = [s for s in tcp_segments(os.path.join(out, "pcap", "h0-0.pcap")) if s[2] == 1024]
             fins = [s for s in segs if s[5] & fin]
             self.assertEqual(sorted(s[1] for s in fins), [0, 1])
             for t, host, _, seq, _, _, _ in fins:
@@ -214,6 +221,8 @@ class Close(unittest.TestCase):
                 acks = [s for s in segs if s[1] != host and s[0] >= t and s[4] == seq + 1]
                 self.assertTrue(acks, f"the FIN of h{host} is acknowledged")
             self.assertEqual(len([s for s in segs if s[5] & syn]), 2)
+            states = [side["tcp"]["state"] for side in summary(out)["flows"][0]["sides"]]
+            self.assertEqual(sorted(states), ["closed", "time-wait"])
 
 
 class Recovery(unittest.TestCase):
