@@ -58,7 +58,10 @@ extern "C" {
 #define RDMA_TCP_FIN 0x001
 #define RDMA_TCP_SYN 0x002
 #define RDMA_TCP_RST 0x004
+#define RDMA_TCP_PSH 0x008
 #define RDMA_TCP_ACK 0x010
+#define RDMA_TCP_ECE 0x040 /* RFC 3168 6.1 */
+#define RDMA_TCP_CWR 0x080
 
 /* MPA Request/Reply frame after its 16-byte key, RFC 5044 7.1. */
 #define RDMA_MPA_REQREP_FIELDS(F, A)                                           \
@@ -396,12 +399,61 @@ void rdma_fpdu_set_opcode(struct rdma_iwarp_fpdu *f, uint8_t opcode);
 bool rdma_tcp_decode(const struct rdma_pkt *pkt, const uint8_t *frame, struct rdma_tcp *tcp,
                      const uint8_t **payload, uint32_t *payload_len);
 
+/* Whether the TCP checksum of that segment is right (RFC 9293 3.1: over
+ * the pseudo-header, the header and the data). */
+bool rdma_tcp_checksum_ok(const struct rdma_pkt *pkt, const uint8_t *frame);
+
 /* Build Ethernet + IPv4/IPv6 + TCP (no options) + payload from pkt's eth,
  * ip or ipv6 (pkt->present picks one) and tcp; computes the lengths and
  * both checksums. */
 enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp,
                                  const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
                                  size_t *out_len);
+
+/* The same with options: optlen bytes (a multiple of 4, at most
+ * RDMA_TCP_MAX_OPTIONS, as rdma_tcp_options_encode writes them) between the
+ * fixed header and the payload. */
+enum rdma_status rdma_tcp_encode_opts(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp,
+                                      const uint8_t *opts, size_t optlen, const uint8_t *payload,
+                                      size_t len, uint8_t *out, size_t cap, size_t *out_len);
+
+/* TCP options (RFC 9293 3.1; window scale RFC 7323 2; SACK RFC 2018 2-3):
+ * X(NAME, kind, length) with length 0 for a variable length. One table the
+ * encoder and the decoder both read. */
+#define RDMA_TCP_OPTIONS(X)                                                    \
+    X(EOL, 0, 1)                                                               \
+    X(NOP, 1, 1)                                                               \
+    X(MSS, 2, 4)                                                               \
+    X(WSCALE, 3, 3)                                                            \
+    X(SACK_PERM, 4, 2)                                                         \
+    X(SACK, 5, 0)
+
+enum rdma_tcp_option_kind {
+#define RDMA__TCPOPT_ENUM(name, kind, len) RDMA_TCPOPT_##name = kind,
+    RDMA_TCP_OPTIONS(RDMA__TCPOPT_ENUM)
+#undef RDMA__TCPOPT_ENUM
+};
+
+#define RDMA_TCP_MAX_OPTIONS 40
+#define RDMA_TCP_MAX_SACK 4 /* (40 - 2) / 8 blocks fit the option space */
+#define RDMA_TCP_MAX_WSCALE 14 /* RFC 7323 2.3 */
+
+struct rdma_tcp_options {
+    uint16_t mss;      /* 0: absent */
+    bool has_wscale;
+    uint8_t wscale;
+    bool sack_perm;
+    uint8_t nsack;
+    uint32_t sack[RDMA_TCP_MAX_SACK][2]; /* left edge, right edge (one past) */
+};
+
+/* Write the options o holds, NOP-padded to a multiple of 4 octets, into
+ * out (RDMA_TCP_MAX_OPTIONS octets); returns the octets written. */
+size_t rdma_tcp_options_encode(const struct rdma_tcp_options *o, uint8_t *out);
+/* Read the options of a segment (the octets between the fixed header and
+ * doff * 4). Unknown options are skipped by their length; RDMA_MALFORMED
+ * for a length that runs past the option space or contradicts the table. */
+enum rdma_status rdma_tcp_options_decode(const uint8_t *p, size_t len, struct rdma_tcp_options *o);
 
 /* ---- stream decoding ------------------------------------------------------ */
 enum rdma_iwarp_pdu_kind { RDMA_IWARP_PDU_MPA = 1, RDMA_IWARP_PDU_FPDU = 2, RDMA_IWARP_PDU_ERROR = 3 };

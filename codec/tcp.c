@@ -77,22 +77,55 @@ bool rdma_tcp_decode(const struct rdma_pkt *pkt, const uint8_t *frame, struct rd
     return true;
 }
 
+bool rdma_tcp_checksum_ok(const struct rdma_pkt *pkt, const uint8_t *frame)
+{
+    struct rdma_tcp tcp;
+    const uint8_t *payload;
+    uint32_t len;
+    if (!rdma_tcp_decode(pkt, frame, &tcp, &payload, &len))
+        return false;
+    size_t hdr = (size_t)tcp.doff * 4, seg = hdr + len;
+    const uint8_t *l4p = payload - hdr;
+    uint32_t pseudo = RDMA_IP_PROTO_TCP + (uint32_t)seg;
+    if (pkt->present & RDMA_HDR_IP) {
+        size_t l3;
+        if (!l3_offset(pkt, &l3))
+            return false;
+        pseudo = csum_add(frame + l3 + 12, 8, pseudo);
+    } else {
+        pseudo = csum_add(pkt->ipv6.src, 16, pseudo);
+        pseudo = csum_add(pkt->ipv6.dst, 16, pseudo);
+    }
+    return csum_fold(csum_add(l4p, seg, pseudo)) == 0;
+}
+
 enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp,
                                  const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
                                  size_t *out_len)
 {
+    return rdma_tcp_encode_opts(pkt, tcp, NULL, 0, payload, len, out, cap, out_len);
+}
+
+enum rdma_status rdma_tcp_encode_opts(const struct rdma_pkt *pkt, const struct rdma_tcp *tcp,
+                                      const uint8_t *opts, size_t optlen, const uint8_t *payload,
+                                      size_t len, uint8_t *out, size_t cap, size_t *out_len)
+{
     bool v4 = pkt->present & RDMA_HDR_IP;
     size_t l3_len = v4 ? RDMA_HDR_SIZE_IP : RDMA_HDR_SIZE_IPV6;
-    size_t l4 = RDMA_HDR_SIZE_ETH + l3_len, n = l4 + TCP_HDR_LEN + len;
+    size_t hdr = TCP_HDR_LEN + optlen;
+    size_t l4 = RDMA_HDR_SIZE_ETH + l3_len, n = l4 + hdr + len;
     *out_len = 0;
     if (!(pkt->present & (RDMA_HDR_IP | RDMA_HDR_IPV6)) || pkt->linktype != RDMA_LINKTYPE_ETHERNET)
         return RDMA_MALFORMED;
-    if (TCP_HDR_LEN + len + (v4 ? l3_len : 0) > 0xffff)
+    /* the data offset counts 32-bit words, at most 15 of them */
+    if ((optlen & 3) || optlen > RDMA_TCP_MAX_OPTIONS)
+        return RDMA_MALFORMED;
+    if (hdr + len + (v4 ? l3_len : 0) > 0xffff)
         return RDMA_MALFORMED;
     size_t total = n < ETH_MIN_FRAME ? ETH_MIN_FRAME : n;
     if (total > cap)
         return RDMA_TRUNCATED;
-    memset(out, 0, l4 + TCP_HDR_LEN);
+    memset(out, 0, l4 + hdr);
     struct rdma_eth eth = pkt->eth;
     eth.type = v4 ? RDMA_ETHERTYPE_IPV4 : RDMA_ETHERTYPE_IPV6;
     ENCODE_FIELDS(RDMA_ETH_FIELDS, &eth, out);
@@ -103,7 +136,7 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
         ip.version = 4;
         ip.ihl = 5;
         ip.proto = RDMA_IP_PROTO_TCP;
-        ip.len = (uint16_t)(l3_len + TCP_HDR_LEN + len);
+        ip.len = (uint16_t)(l3_len + hdr + len);
         ip.checksum = 0;
         ENCODE_FIELDS(RDMA_IP_FIELDS, &ip, l3p);
         rdma_put_be16(l3p + 10, csum_fold(csum_add(l3p, l3_len, 0)));
@@ -112,19 +145,21 @@ enum rdma_status rdma_tcp_encode(const struct rdma_pkt *pkt, const struct rdma_t
         struct rdma_ipv6 ip6 = pkt->ipv6;
         ip6.version = 6;
         ip6.nxt = RDMA_IP_PROTO_TCP;
-        ip6.plen = (uint16_t)(TCP_HDR_LEN + len);
+        ip6.plen = (uint16_t)(hdr + len);
         ENCODE_FIELDS(RDMA_IPV6_FIELDS, &ip6, l3p);
         pseudo = csum_add(l3p + 8, 32, 0);
     }
     struct rdma_tcp t = *tcp;
-    t.doff = TCP_HDR_LEN / 4;
+    t.doff = (uint8_t)(hdr / 4);
     t.checksum = 0;
     uint8_t *l4p = out + l4;
     ENCODE_FIELDS(RDMA_TCP_FIELDS, &t, l4p);
+    if (optlen)
+        memcpy(l4p + TCP_HDR_LEN, opts, optlen);
     if (len)
-        memcpy(l4p + TCP_HDR_LEN, payload, len);
-    pseudo += RDMA_IP_PROTO_TCP + (uint32_t)(TCP_HDR_LEN + len);
-    rdma_put_be16(l4p + 16, csum_fold(csum_add(l4p, TCP_HDR_LEN + len, pseudo)));
+        memcpy(l4p + hdr, payload, len);
+    pseudo += RDMA_IP_PROTO_TCP + (uint32_t)(hdr + len);
+    rdma_put_be16(l4p + 16, csum_fold(csum_add(l4p, hdr + len, pseudo)));
     memset(out + n, 0, total - n);
     *out_len = total;
     return RDMA_OK;

@@ -65,6 +65,42 @@ enum cfg_routing {
 };
 const char *sim__routing_name(unsigned r);
 
+/* The transport a NIC speaks (docs/config.md, "nic.transport"). */
+#define CFG_TRANSPORTS(X)                                                      \
+    X(ROCEV2, "roce")  /* RC queue pairs over UDP (IBA annex A17) */           \
+    X(IWARP, "iwarp")  /* RDMAP/DDP/MPA over TCP (RFC 5040, 5041, 5044) */
+
+enum cfg_transport {
+#define CFG__TRANSPORT_ENUM(name, str) CFG_TRANSPORT_##name,
+    CFG_TRANSPORTS(CFG__TRANSPORT_ENUM)
+#undef CFG__TRANSPORT_ENUM
+    CFG_TRANSPORT_COUNT
+};
+
+/* TCP congestion control of an iWARP NIC (nic.tcp.cc). */
+#define CFG_TCP_CCS(X)                                                         \
+    X(NEWRENO, "newreno") /* RFC 5681, RFC 6582 */                             \
+    X(CUBIC, "cubic")     /* RFC 9438 */                                       \
+    X(DCTCP, "dctcp")     /* RFC 8257, ECN from the switches */
+
+enum cfg_tcp_cc {
+#define CFG__TCP_CC_ENUM(name, str) CFG_TCP_CC_##name,
+    CFG_TCP_CCS(CFG__TCP_CC_ENUM)
+#undef CFG__TCP_CC_ENUM
+    CFG_TCP_CC_COUNT
+};
+
+/* The TCP endpoints of an iWARP NIC (nic.tcp). */
+struct cfg_tcp {
+    uint8_t cc;              /* enum cfg_tcp_cc */
+    bool sack;               /* offer SACK (RFC 2018) */
+    uint32_t init_cwnd;      /* segments (RFC 6928) */
+    uint64_t window;         /* receive buffer, octets */
+    sim_time_t min_rto, initial_rto, max_rto; /* RFC 6298 2.1, 2.4, 2.5 */
+    sim_time_t delayed_ack;  /* RFC 5681 4.2: the longest an ACK waits */
+    uint32_t retries;        /* timeouts in a row before the connection fails */
+};
+
 /* Queue pair and NIC parameters; one set per host. */
 struct cfg_nic {
     uint32_t mtu;               /* path MTU: 256, 512, 1024, 2048 or 4096 */
@@ -84,6 +120,9 @@ struct cfg_nic {
     bool ooo;              /* the responder places requests out of order, by PSN */
     sim_time_t ooo_window; /* with ooo: how long a gap may stay open before a NAK */
     struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
+    uint8_t transport;     /* enum cfg_transport */
+    bool mpa_markers;      /* iWARP: MPA markers (RFC 5044 4.3) */
+    struct cfg_tcp tcp;    /* iWARP */
 };
 
 struct cfg_link_params {
@@ -123,6 +162,7 @@ struct cfg_msg {
     sim_time_t start;
     sim_time_t recv_at; /* when the receive is posted (send, write_imm) */
     uint32_t imm;
+    bool solicited;  /* a send asks for a solicited event (BTH SE; RDMAP Send with SE) */
     uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
     uint64_t compare, swap_add, initial; /* atomics */
     struct cfg_pos pos;
@@ -170,6 +210,7 @@ struct sim_config {
 #define CFG_MAX_DATA_BYTES (UINT64_C(1) << 32)
 
 void sim__cfg_nic_defaults(struct cfg_nic *nic);
+void sim__cfg_nic_tcp_defaults(struct cfg_nic *nic);
 
 /* ---- loading ---------------------------------------------------------------------- */
 /* What one item of a configuration costs in memory once it runs (bytes):

@@ -59,6 +59,7 @@ void sim__cfg_nic_defaults(struct cfg_nic *nic)
         .dscp = 26,
     };
     sim__cfg_nic_fabric_defaults(&nic->fab);
+    sim__cfg_nic_tcp_defaults(nic);
 }
 
 /* A 256-byte payload with the largest headers (IPv6, UDP, BTH, RETH and
@@ -118,8 +119,8 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
     static const char *const keys[] = {"mtu", "ack_coalesce", "ack_request_every", "max_rd_atomic",
                                        "timeout", "retry_count", "rnr_retry", "rnr_timer",
                                        "ipv6", "ecn", "dscp", "ooo", "ooo_window", "tx_latency",
-                                       "rx_latency", "sl", SIM_NIC_FABRIC_KEYS, NULL};
-    struct fy_node *v[17 + SIM_NNIC_FABRIC_KEYS];
+                                       "rx_latency", "sl", SIM_NIC_FABRIC_KEYS, SIM_NIC_TCP_KEYS, NULL};
+    struct fy_node *v[17 + SIM_NNIC_FABRIC_KEYS + SIM_NNIC_TCP_KEYS];
     if (!sim__fields(L, map, what, keys, v))
         return false;
     uint64_t x;
@@ -193,7 +194,8 @@ static bool nic_params(struct loader *L, struct fy_node *map, const char *what, 
             return false;
         nic->sl = (uint8_t)sl;
     }
-    return sim__nic_fabric(L, v + 16, &nic->fab);
+    return sim__nic_fabric(L, v + 16, &nic->fab) &&
+           sim__nic_tcp(L, v + 16 + SIM_NNIC_FABRIC_KEYS, nic);
 }
 
 /* ---- topology -------------------------------------------------------------- */
@@ -701,7 +703,7 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     sim__config_counts(L, true, &counts);
     if (!sim__memory_check(L, v[7], NULL, "workload", &counts))
         return false;
-    return sim__check_paths(L) && sim__pcie_check(L);
+    return sim__check_paths(L) && sim__pcie_check(L) && sim__check_iwarp(L);
 }
 
 struct sim_config *sim__config_parse(const char *path, const char *const *sets, size_t nsets,

@@ -23,10 +23,11 @@
 
 /* What every message and generator shares, in this order. */
 #define COMMON_KEYS "qp", "op", "size", "start", "repeat", "interval", "imm", "recv_at", \
-                    "compare", "swap", "add", "initial", "src_mem", "dst_mem", "gpudirect"
-#define NCOMMON 15
+                    "compare", "swap", "add", "initial", "src_mem", "dst_mem", "gpudirect", \
+                    "solicited"
+#define NCOMMON 16
 enum { C_QP, C_OP, C_SIZE, C_START, C_REPEAT, C_INTERVAL, C_IMM, C_RECV_AT, C_COMPARE, C_SWAP,
-       C_ADD, C_INITIAL, C_SRC_MEM, C_DST_MEM, C_GPUDIRECT };
+       C_ADD, C_INITIAL, C_SRC_MEM, C_DST_MEM, C_GPUDIRECT, C_SOLICITED };
 
 struct tmpl {
     struct cfg_msg m; /* src, dst unset */
@@ -87,6 +88,13 @@ static bool template(struct loader *L, struct fy_node *owner, struct fy_node **v
             return sim__fail(L, v[C_RECV_AT], "recv_at: only send, send_imm, send_inv and write_imm "
                                               "consume a receive");
         if (!sim__get_time(L, v[C_RECV_AT], "recv_at", &t->m.recv_at))
+            return false;
+    }
+    if (v[C_SOLICITED]) {
+        if (!sim__op_is_send(t->m.op))
+            return sim__fail(L, v[C_SOLICITED], "solicited: only send, send_imm and send_inv ask "
+                                                "for a solicited event");
+        if (!sim__get_bool(L, v[C_SOLICITED], "solicited", &t->m.solicited))
             return false;
     }
     if ((v[C_COMPARE] || v[C_SWAP]) && t->m.op != SIM_OP_CAS)

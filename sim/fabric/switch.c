@@ -35,9 +35,27 @@
 #include "fabric/fabric.h"
 #include "rdma_bytes.h"
 #include "rdma_codec.h"
+#include "rdma_iwarp.h"
 
 enum { SW_EV_PFC_WATCHDOG, SW_EV_FORWARD, SW_EV_COUNT };
 static const char *const switch_event_names[SW_EV_COUNT] = {"pfc-watchdog", "forward"};
+
+/* The port that spreads flows over paths: the UDP source port (RoCEv2's
+ * per-QP entropy) or, for TCP, the source port of the connection. */
+static bool flow_port(const struct rdma_pkt *pkt, const uint8_t *frame, uint16_t *sport)
+{
+    struct rdma_tcp th;
+    const uint8_t *payload;
+    uint32_t len;
+    if (pkt->present & RDMA_HDR_UDP) {
+        *sport = pkt->udp.srcport;
+        return true;
+    }
+    if (!rdma_tcp_decode(pkt, frame, &th, &payload, &len))
+        return false;
+    *sport = th.srcport;
+    return true;
+}
 
 static bool dest_host(const struct sim_network *net, const struct rdma_pkt *pkt, uint32_t *src,
                       uint32_t *dst)
@@ -212,9 +230,10 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     struct sim_network *net = n->net;
     struct rdma_pkt pkt;
     uint32_t src, dst, out;
+    uint16_t sport;
     enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
-    if (st != RDMA_OK || !(pkt.present & RDMA_HDR_UDP) || !dest_host(net, &pkt, &src, &dst) ||
-        (out = route(sw, src, dst, pkt.udp.srcport)) == UINT32_MAX) {
+    if (st != RDMA_OK || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst) ||
+        (out = route(sw, src, dst, sport)) == UINT32_MAX) {
         n->bad_frames++;
         sim__frame_free(&net->pool, f);
         return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "engine/util.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 
 struct sim_mr *sim__mr_lookup(struct sim_host *h, uint32_t rkey, uint64_t va, uint64_t len)
@@ -194,6 +195,9 @@ static void host_init(struct sim_component *c)
 {
     struct sim_host *h = (struct sim_host *)c;
     sim__nic_init_fabric(&h->nic);
+    for (uint32_t i = 0; i < h->nic.nqps; i++)
+        if (h->nic.qps[i]->iw)
+            sim__iw_start(h->nic.qps[i]);
     schedule_recv(h);
     schedule_send(h);
 }
@@ -236,6 +240,12 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_HOST_QP_REORDER:
         sim__nic_reorder_event(&h->nic, ev->ptr);
         break;
+    case SIM_HOST_TCP_RTO:
+        sim__tcp_rto_event(ev->ptr);
+        break;
+    case SIM_HOST_TCP_DELACK:
+        sim__tcp_delack_event(ev->ptr);
+        break;
     }
 }
 
@@ -246,6 +256,7 @@ static void host_fini(struct sim_component *c)
         if (h->nic.qps[i]->cc)
             free(h->nic.qps[i]->cc->sent);
         free(h->nic.qps[i]->cc);
+        sim__iw_free(h->nic.qps[i]);
         sim__qp_fini(h->nic.qps[i]);
     }
     free(h->nic.qps);
@@ -290,7 +301,10 @@ struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint3
     h->next_va = UINT64_C(0x7f0000000000) + (uint64_t)host * UINT64_C(0x1000000000);
     struct sim_nic *nic = &h->nic;
     nic->host = h;
-    nic->transport = net->cfg->ib.enable ? &sim__transport_ib : &sim__transport_rocev2;
+    nic->transport = net->cfg->ib.enable ? &sim__transport_ib
+                     : net->cfg->nodes[index].nic.transport == CFG_TRANSPORT_IWARP
+                         ? &sim__transport_iwarp
+                         : &sim__transport_rocev2;
     nic->dma = &sim__dma_instant;
     rdma_decode_config_init(&nic->dcfg);
     sim__opcodes_init(&nic->opc);

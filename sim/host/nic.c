@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/util.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 #include "net/ib.h"
 
@@ -183,6 +184,15 @@ static void pull(struct sim_nic *nic)
         if (!nic->ring_head)
             nic->ring_tail = NULL;
         qp->in_ring = false;
+        if (qp->iw) { /* iWARP: its TCP endpoint says what goes next */
+            struct sim_frame *f = sim__iw_pull(qp);
+            if (!f)
+                continue;
+            qp->st.tx_bytes += f->len;
+            sim__port_send(port, f, f->len);
+            ring_append(nic, qp);
+            return;
+        }
         memset(&pkt, 0, sizeof pkt);
         bool paced = qp->cc && qp->next_tx > now, request = false;
         uint32_t sent_psn = qp->max_psn; /* before this frame: it may be a new one */
@@ -336,6 +346,10 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
     /* the packet leaves the receive buffer: its blocks are credit again */
     if (nic->port->ib)
         sim__ib_free(nic->port, sim__ib_vl(f), f->len);
+    if (nic->transport == &sim__transport_iwarp) {
+        sim__iw_take(nic, f);
+        return;
+    }
     /* dropped: a bad ICRC, a malformed frame, or no such queue pair */
     if (!nic->transport->parse(nic, f, &pkt) || pkt.bth.destqp - SIM_QPN_BASE >= nic->nqps) {
         n->bad_frames++;
@@ -383,5 +397,6 @@ void sim__nic_init_fabric(struct sim_nic *nic)
     sim__pfc_port_init(nic->port, p->fab.pfc && !net->cfg->ib.enable, UINT16_MAX, 0);
     sim__rxbuf_init(nic);
     for (uint32_t i = 0; i < nic->nqps; i++)
-        sim__dcqcn_init(nic->qps[i]);
+        if (!nic->qps[i]->iw) /* TCP runs its own congestion control */
+            sim__dcqcn_init(nic->qps[i]);
 }

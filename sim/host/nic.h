@@ -31,6 +31,7 @@
 struct sim_host;
 struct sim_nic;
 struct sim_qp;
+struct sim_iw;
 
 /* ---- memory ---------------------------------------------------------------- */
 struct sim_mr {
@@ -231,6 +232,7 @@ struct sim_qp {
     bool in_heap;         /* waiting in the NIC's pacing heap */
 
     struct sim_qp_stats st;
+    struct sim_iw *iw; /* over iWARP (host/iwarp/): its connection; NULL over RoCE */
 };
 
 static inline int32_t sim__psn_diff(uint32_t a, uint32_t b) { return rdma_psn_diff(a, b); }
@@ -347,7 +349,9 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
     X(NIC_RX, "nic-rx")         /* the NIC took a frame from its buffer */  \
     X(DCQCN, "dcqcn")           /* a DCQCN rate or alpha timer */           \
     X(DMA, "dma")               /* a DMA step a queue pair waits for is done */ \
-    X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */
+    X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */ \
+    X(TCP_RTO, "tcp-rto")       /* a TCP endpoint's retransmission timer (iWARP) */ \
+    X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */
 
 enum sim_host_event {
 #define SIM__HOST_EV(name, str) SIM_HOST_##name,

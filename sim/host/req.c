@@ -143,6 +143,9 @@ static enum req_state build(struct req_ctx *c)
             pkt->immdt.imm = w->imm;
         if (pkt->present & RDMA_HDR_IETH)
             pkt->ieth.r_key = w->inv_rkey;
+        /* IBA 9.2.3: the solicited event bit rides on a SEND's last packet */
+        if (c->last && sim__op_is_send(w->op))
+            pkt->bth.se = sim__net_of(qp)->cfg->msgs[w->msg].solicited;
         pkt->payload = c->bytes ? sim__nic_payload(qp->nic, w->lmr, off) : NULL;
         pkt->payload_len = c->bytes;
         /* also ask when the window fills, or the requester would stall;

@@ -12,6 +12,7 @@
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 #include "net/ib.h"
 #include "observe/ideal.h"
@@ -126,6 +127,56 @@ static uint32_t path_mtu(struct sim_network *net, const struct sim_qp *qa, const
     return mtu;
 }
 
+/* The MSS of an iWARP connection (RFC 9293 3.7.1): the smallest IP MTU of
+ * the links both ways, less the IP and TCP headers, as each side would
+ * announce it after path MTU discovery; at most what a frame holds. */
+static uint32_t tcp_mss(struct sim_network *net, const struct sim_qp *qa, const struct sim_qp *qb)
+{
+    uint32_t mtu = UINT32_MAX;
+    struct sim_path path[2];
+    sim__path(net, qb->peer, qa->peer, qa->sport, &path[0]);
+    sim__path(net, qa->peer, qb->peer, qb->sport, &path[1]);
+    for (int d = 0; d < 2; d++) {
+        for (uint32_t i = 0; i < path[d].n; i++)
+            if (path[d].hop[i].mtu < mtu)
+                mtu = path[d].hop[i].mtu;
+        sim__path_free(&path[d]);
+    }
+    uint32_t hdr = (qa->p->ipv6 || qb->p->ipv6 ? 40 : 20) + 20;
+    uint32_t mss = mtu > hdr ? mtu - hdr : 0;
+    return mss > SIM_TCP_MAX_SEGMENT ? SIM_TCP_MAX_SEGMENT : mss;
+}
+
+/* Connect two iWARP queue pairs: the lower host opens, each side's port
+ * names its queue pair, each direction starts at its own sequence number. */
+static void iwarp_connect(struct sim_network *net, struct sim_conn *c, uint64_t r)
+{
+    struct sim_qp *a = c->qp[0], *b = c->qp[1];
+    uint16_t pa = (uint16_t)(SIM_TCP_PORT_BASE + a->qpn - SIM_QPN_BASE);
+    uint16_t pb = (uint16_t)(SIM_TCP_PORT_BASE + b->qpn - SIM_QPN_BASE);
+    a->sport = pa;
+    b->sport = pb;
+    uint32_t mss = tcp_mss(net, a, b);
+    sim__iw_attach(a, true, pa, pb, mss, (uint32_t)r);
+    sim__iw_attach(b, false, pb, pa, mss, (uint32_t)(r >> 32));
+    c->path_mtu = a->mtu = b->mtu = mss;
+}
+
+/* What each iWARP side will have done when its part of the run is over:
+ * its own messages, and the peer's Reads it answers. */
+static void iwarp_expectations(struct sim_network *net)
+{
+    for (size_t i = 0; i < net->cfg->nmsgs; i++) {
+        const struct sim_conn *c = &net->conns[net->msgs[i].conn];
+        int s = net->cfg->msgs[i].src == c->host[0] ? 0 : 1;
+        if (!c->qp[s]->iw)
+            continue;
+        c->qp[s]->iw->expect_own++;
+        if (net->cfg->msgs[i].op == SIM_OP_READ)
+            c->qp[1 - s]->iw->expect_reads++;
+    }
+}
+
 struct conn_map {
     uint32_t *slots; /* conn + 1 */
     size_t cap;
@@ -195,7 +246,10 @@ static void build_conns(struct sim_network *net)
         b->next_psn = b->una_psn = b->max_psn = a->epsn = pb;
         c->qp[0] = a;
         c->qp[1] = b;
-        c->path_mtu = a->mtu = b->mtu = path_mtu(net, a, b);
+        if (a->nic->transport == &sim__transport_iwarp)
+            iwarp_connect(net, c, r);
+        else
+            c->path_mtu = a->mtu = b->mtu = path_mtu(net, a, b);
     }
 }
 
@@ -352,6 +406,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     net->nmsgs = cfg->nmsgs;
     net->msgs = sim__xcalloc(cfg->nmsgs, sizeof *net->msgs);
     build_conns(net);
+    iwarp_expectations(net);
     build_messages(net);
     build_work(net);
     sim__monitor_create(net);

@@ -114,6 +114,10 @@ void sim__traces_cut(const struct sim_network *net, uint64_t *files, uint64_t *f
 void sim__output_dirs_release(struct sim_network *net, bool keep);
 /* Compare completed messages' destination bytes with their source. */
 void sim__verify(struct sim_network *net);
+/* The TCP members of an iWARP NIC's configuration and of one side of an
+ * iWARP connection in summary.json (tcp_json.c), each starting ", ". */
+void sim__tcp_nic_json(FILE *f, const struct cfg_nic *n);
+void sim__tcp_side_json(FILE *f, const struct sim_qp *qp);
 void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
 void sim__pcie_write_json(const struct sim_network *net, FILE *f);
 /* messages.csv's columns of the PCIe breakdown, and one message's values. */

@@ -278,7 +278,7 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
     fprintf(f, "{\"mtu\": %u, \"ack_coalesce\": %u, \"ack_request_every\": %u, "
                "\"max_rd_atomic\": %u, \"timeout\": \"%s\", \"retry_count\": %u, "
                "\"rnr_retry\": %u, \"rnr_timer\": %u, \"ipv6\": %s, \"ecn\": %u, \"dscp\": %u, "
-               "\"ooo\": %s, \"ooo_window\": \"%s\", \"cc\": \"%s\"}",
+               "\"ooo\": %s, \"ooo_window\": \"%s\", \"cc\": \"%s\"",
             n->mtu, n->ack_coalesce, n->ack_request_every, n->max_rd_atomic, t, n->retry_count,
             n->rnr_retry, n->rnr_timer, n->ipv6 ? "true" : "false", n->ecn, n->dscp,
             n->ooo ? "true" : "false", w,
@@ -287,6 +287,9 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
             : n->fab.cc == CFG_CC_TIMELY                           ? "timely"
             : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
                                                                    : "dcqcn");
+    if (n->transport == CFG_TRANSPORT_IWARP) /* RoCE summaries stay as they were */
+        sim__tcp_nic_json(f, n);
+    fputc('}', f);
 }
 
 /* The notes on a run, in the order they are told; each writes its text and
@@ -438,7 +441,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
                        "\"retransmitted\": %llu, \"rx_packets\": %llu, \"acks\": %llu, "
                        "\"naks_seq\": %llu, \"rnr_naks\": %llu, \"naks_other\": %llu, "
                        "\"timeouts\": %llu, \"timeouts_without_loss\": %llu, \"go_back_n\": %llu, "
-                       "\"held_out_of_order\": %llu}",
+                       "\"held_out_of_order\": %llu",
                     s ? ", " : "", (unsigned long long)st->completed, (unsigned long long)st->bytes,
                     (unsigned long long)st->tx_packets, (unsigned long long)st->retransmitted,
                     (unsigned long long)st->rx_packets, (unsigned long long)st->acks,
@@ -446,6 +449,9 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
                     (unsigned long long)st->naks_other, (unsigned long long)st->timeouts,
                     (unsigned long long)c->qp[1 - s]->st.rto_dups, (unsigned long long)st->rewinds,
                     (unsigned long long)st->ooo_held);
+            if (c->qp[s]->iw)
+                sim__tcp_side_json(f, c->qp[s]);
+            fputc('}', f);
         }
         fprintf(f, "]}");
     }

@@ -34,7 +34,7 @@ expect "--out " sim --o
 expect "--quiet " sim c.yaml --q
 expect "--json " decode --j
 expect "--out " report --o
-expect "nic.max_rd_atomic= nic.mtu= " sim c.yaml --set nic.m
+expect "nic.max_rd_atomic= nic.mpa_markers= nic.mtu= " sim c.yaml --set nic.m
 expect "trace= trace_limit= " sim c.yaml -S trace
 tmp=$(mktemp -d)
 mkdir "$tmp/run1" && : > "$tmp/run.txt"

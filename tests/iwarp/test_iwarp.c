@@ -905,6 +905,117 @@ START_TEST(tcp_behind_ipv6_extension_headers)
 }
 END_TEST
 
+/* ---- TCP options (RFC 9293 3.1, RFC 7323, RFC 2018) ------------------------ */
+
+/* A SYN's options as Linux lays them out without timestamps, octet for
+ * octet: MSS 1460, NOP NOP SACK-permitted, NOP window scale 7. */
+START_TEST(tcp_options_golden_syn)
+{
+    static const uint8_t want[] = {2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7};
+    struct rdma_tcp_options o = {.mss = 1460, .sack_perm = true, .has_wscale = true, .wscale = 7}, d;
+    uint8_t out[RDMA_TCP_MAX_OPTIONS];
+    size_t n = rdma_tcp_options_encode(&o, out);
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(out, want, n);
+    ck_assert_int_eq(rdma_tcp_options_decode(out, n, &d), RDMA_OK);
+    ck_assert_int_eq(memcmp(&o, &d, sizeof o), 0);
+}
+END_TEST
+
+/* SACK blocks: encode -> decode -> encode gives the same octets, for 1 to
+ * 4 blocks, and with MSS and window scale taking room a fourth no longer fits. */
+START_TEST(tcp_options_sack_round_trip)
+{
+    for (unsigned nb = 1; nb <= RDMA_TCP_MAX_SACK; nb++) {
+        struct rdma_tcp_options o = {.nsack = (uint8_t)nb}, d;
+        for (unsigned b = 0; b < nb; b++) {
+            o.sack[b][0] = 0xfffff000u + 3000 * b; /* across the wrap */
+            o.sack[b][1] = o.sack[b][0] + 1460;
+        }
+        uint8_t out[RDMA_TCP_MAX_OPTIONS], again[RDMA_TCP_MAX_OPTIONS];
+        size_t n = rdma_tcp_options_encode(&o, out);
+        ck_assert_uint_eq(n, 4 + 8 * nb);
+        ck_assert_uint_eq(n % 4, 0);
+        ck_assert_int_eq(rdma_tcp_options_decode(out, n, &d), RDMA_OK);
+        ck_assert_int_eq(memcmp(&o, &d, sizeof o), 0);
+        ck_assert_uint_eq(rdma_tcp_options_encode(&d, again), n);
+        ck_assert_mem_eq(out, again, n);
+    }
+    struct rdma_tcp_options o = {.mss = 536, .has_wscale = true, .nsack = 4}, d;
+    uint8_t out[RDMA_TCP_MAX_OPTIONS];
+    size_t n = rdma_tcp_options_encode(&o, out);
+    ck_assert_uint_le(n, RDMA_TCP_MAX_OPTIONS);
+    ck_assert_int_eq(rdma_tcp_options_decode(out, n, &d), RDMA_OK);
+    ck_assert_uint_eq(d.nsack, 3);
+}
+END_TEST
+
+START_TEST(tcp_options_malformed)
+{
+    static const uint8_t runs_past[] = {2, 4, 5};           /* MSS cut short */
+    static const uint8_t bad_len[] = {2, 3, 5, 1};          /* MSS must be 4 long */
+    static const uint8_t zero_len[] = {8, 0, 1, 1};         /* a length below 2 */
+    static const uint8_t sack_odd[] = {5, 6, 0, 0, 0, 1};   /* half a block */
+    static const uint8_t unknown[] = {8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0}; /* timestamps: skipped */
+    struct rdma_tcp_options o;
+    ck_assert_int_eq(rdma_tcp_options_decode(runs_past, sizeof runs_past, &o), RDMA_MALFORMED);
+    ck_assert_int_eq(rdma_tcp_options_decode(bad_len, sizeof bad_len, &o), RDMA_MALFORMED);
+    ck_assert_int_eq(rdma_tcp_options_decode(zero_len, sizeof zero_len, &o), RDMA_MALFORMED);
+    ck_assert_int_eq(rdma_tcp_options_decode(sack_odd, sizeof sack_odd, &o), RDMA_MALFORMED);
+    ck_assert_int_eq(rdma_tcp_options_decode(unknown, sizeof unknown, &o), RDMA_OK);
+    ck_assert_uint_eq(o.mss, 0);
+}
+END_TEST
+
+/* A segment with options built by the encoder decodes to the same header,
+ * options and payload, its checksum is good, and one flipped bit anywhere
+ * in the segment makes it bad (RFC 9293 3.1). */
+START_TEST(tcp_segment_with_options_round_trip)
+{
+    static const uint8_t a[4] = {10, 0, 0, 1}, b[4] = {10, 0, 0, 2};
+    static const uint8_t a6[16] = {0xfd, [15] = 1}, b6[16] = {0xfd, [15] = 2};
+    for (int v6 = 0; v6 < 2; v6++) {
+        struct rdma_pkt pkt, d;
+        struct rdma_tcp tcp, th;
+        tcp_headers(&pkt, &tcp, v6, NULL, NULL, v6 ? a6 : a, v6 ? b6 : b, 1024, 1025);
+        tcp.seq_raw = 0x12345678;
+        tcp.ack_raw = 0x9abcdef0;
+        tcp.flags = RDMA_TCP_ACK | RDMA_TCP_ECE;
+        tcp.window_size_value = 512;
+        struct rdma_tcp_options o = {.nsack = 2, .sack = {{100, 200}, {300, 400}}}, od;
+        uint8_t opts[RDMA_TCP_MAX_OPTIONS], data[301], frame[512];
+        for (size_t i = 0; i < sizeof data; i++)
+            data[i] = (uint8_t)(i * 7);
+        size_t optlen = rdma_tcp_options_encode(&o, opts), n;
+        ck_assert_int_eq(rdma_tcp_encode_opts(&pkt, &tcp, opts, optlen, data, sizeof data, frame,
+                                              sizeof frame, &n), RDMA_OK);
+        struct rdma_decode_config cfg;
+        rdma_decode_config_init(&cfg);
+        ck_assert_int_eq(rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, frame, n, n, &d), RDMA_OK);
+        const uint8_t *p;
+        uint32_t len;
+        ck_assert(rdma_tcp_decode(&d, frame, &th, &p, &len));
+        ck_assert_uint_eq(len, sizeof data);
+        ck_assert_mem_eq(p, data, len);
+        ck_assert_uint_eq(th.doff, (20 + optlen) / 4);
+        ck_assert_uint_eq(th.flags, tcp.flags);
+        ck_assert_uint_eq(th.seq_raw, tcp.seq_raw);
+        ck_assert_uint_eq(th.ack_raw, tcp.ack_raw);
+        ck_assert_int_eq(rdma_tcp_options_decode(p - optlen, optlen, &od), RDMA_OK);
+        ck_assert_int_eq(memcmp(&o, &od, sizeof o), 0);
+        ck_assert(rdma_tcp_checksum_ok(&d, frame));
+        size_t l4 = 14 + (v6 ? 40 : 20);
+        for (size_t i = l4; i < l4 + 20 + optlen + len; i += 37) {
+            frame[i] ^= 0x10;
+            ck_assert(!rdma_tcp_checksum_ok(&d, frame));
+            frame[i] ^= 0x10;
+        }
+        ck_assert_int_eq(rdma_tcp_encode_opts(&pkt, &tcp, opts, 3, data, 1, frame, sizeof frame, &n),
+                         RDMA_MALFORMED);
+    }
+}
+END_TEST
+
 static Suite *iwarp_suite(void)
 {
     Suite *s = suite_create("iwarp");
@@ -918,6 +1029,10 @@ static Suite *iwarp_suite(void)
     tcase_add_test(c, every_prefix_truncated);
     tcase_add_test(c, errors_are_reported);
     tcase_add_test(c, names);
+    tcase_add_test(c, tcp_options_golden_syn);
+    tcase_add_test(c, tcp_options_sack_round_trip);
+    tcase_add_test(c, tcp_options_malformed);
+    tcase_add_test(c, tcp_segment_with_options_round_trip);
     suite_add_tcase(s, c);
     TCase *r = tcase_create("reassembly");
     tcase_set_timeout(r, 60);

@@ -33,6 +33,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def public_codec_headers(top):
     """The codec headers `make install` installs (include_HEADERS)."""
     text = open(os.path.join(top, "Makefile.am")).read()
+    # the fragments Makefile.am includes add to the list too
+    for inc in re.findall(r"^include\s+(\S+)$", text, re.M):
+        text += "\n" + open(os.path.join(top, inc)).read()
     text = text.replace("\\\n", " ")
     names = set()
     for m in re.finditer(r"^include_HEADERS\s*\+?=(.*)$", text, re.M):
