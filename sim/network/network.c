@@ -322,8 +322,16 @@ static void build_work(struct sim_network *net)
 
 struct sim_network *sim_network_create(const struct sim_config *cfg)
 {
+    return sim_network_create_watched(cfg, NULL, NULL);
+}
+
+struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim_setup_fn fn,
+                                               void *arg)
+{
     struct sim_network *net = sim__xcalloc(1, sizeof *net);
     net->cfg = cfg;
+    net->setup_fn = fn;
+    net->setup_arg = arg;
     net->sim = sim_create(cfg->seed);
     for (size_t i = 0; i < sizeof net->fill; i++)
         net->fill[i] = (uint8_t)i;
@@ -357,6 +365,7 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     sim__monitor_create(net);
     sim__faults_create(net);
     sim__pcie_create(net);
+    net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
 }
 
