@@ -92,6 +92,7 @@ struct builder {
      * there are few of them */
     uint32_t *multi;
     size_t nmulti, capmulti;
+    uint32_t *last; /* per switch slot: the multi-port set it met last */
 };
 
 static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
@@ -105,18 +106,26 @@ static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
     return (uint32_t)b->nsets++;
 }
 
-/* The set id of switch `slot` for the nc ports in cand. */
+static bool same_set(const struct builder *b, uint32_t id, const uint32_t *cand, uint32_t nc)
+{
+    const struct sim_port_set *s = &b->r->sets[id];
+    return s->n == nc && !memcmp(&b->r->ports[s->off], cand, nc * sizeof *cand);
+}
+
+/* The set id of switch `slot` for the nc ports in cand; a switch mostly
+ * meets the set it met last (its up-links, from every group but one). */
 static uint32_t set_id(struct builder *b, uint32_t slot, const uint32_t *cand, uint32_t nc)
 {
     if (nc == 1)
         return b->r->sets_base[slot] + cand[0];
+    if (b->last[slot] != UINT32_MAX && same_set(b, b->last[slot], cand, nc))
+        return b->last[slot];
     for (size_t m = 0; m < b->nmulti; m++) {
-        const struct sim_port_set *s = &b->r->sets[b->multi[m]];
-        if (s->n == nc && !memcmp(&b->r->ports[s->off], cand, nc * sizeof *cand))
-            return b->multi[m];
+        if (same_set(b, b->multi[m], cand, nc))
+            return b->last[slot] = b->multi[m];
     }
     SIM_GROW(b->multi, b->capmulti, b->nmulti);
-    return b->multi[b->nmulti++] = add_set(b, cand, nc);
+    return b->last[slot] = b->multi[b->nmulti++] = add_set(b, cand, nc);
 }
 
 /* Hosts are leaves: a breadth-first search from a host reaches every
@@ -200,8 +209,14 @@ void sim__routes_build(struct sim_network *net)
     for (size_t i = 0; i < cfg->nnodes; i++)
         r->slot_of_node[i] = cfg->nodes[i].kind == CFG_SWITCH ? (uint32_t)nswitch++ : UINT32_MAX;
     r->set_of = sim__xmalloc((nswitch * net->nhosts + 1) * sizeof *r->set_of);
-    memset(r->set_of, 0xff, nswitch * net->nhosts * sizeof *r->set_of);
+    for (size_t slot = 0; slot < nswitch; slot++) { /* a row at a time: 1.3 GiB at k=64 */
+        if (!(slot & 255))
+            sim__setup_progress(net, "routes", 0);
+        memset(&r->set_of[slot * net->nhosts], 0xff, net->nhosts * sizeof *r->set_of);
+    }
     r->sets_base = sim__xmalloc((nswitch + 1) * sizeof *r->sets_base);
+    b.last = sim__xmalloc((nswitch + 1) * sizeof *b.last);
+    memset(b.last, 0xff, (nswitch + 1) * sizeof *b.last);
 
     /* Every port of a switch is a set of its own, with the port's index as
      * id relative to the switch's base; larger sets are added on demand. */
@@ -289,6 +304,7 @@ void sim__routes_build(struct sim_network *net)
         }
     }
     free(b.multi);
+    free(b.last);
     free(off);
     free(adj);
     free(g.first);
