@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,15 +48,28 @@ static void write_frame(void *ctx, const uint8_t *frame, size_t len)
 
 int main(int argc, char **argv)
 {
+    bool small = argc > 1 && !strcmp(argv[1], "--small");
+    argc -= small;
+    argv += small;
     if (argc < 2 || argc > 4) {
-        fprintf(stderr, "usage: bench_gencap FILE [FRAMES [SEED]]\n"
-                        "Write FRAMES (default 1000000) RoCEv2 frames to the pcap FILE.\n");
+        fprintf(stderr, "usage: bench_gencap [--small] FILE [FRAMES [SEED]]\n"
+                        "Write FRAMES (default 1000000) RoCEv2 frames to the pcap FILE; with\n"
+                        "--small, small frames only (single-packet messages of at most 200\n"
+                        "bytes, their ACKs and READ requests, and CNPs): 62-274 bytes.\n");
         return 2;
     }
     struct writer w = {.max_frames = argc > 2 ? strtoull(argv[2], NULL, 0) : 1000000,
                        .min_len = SIZE_MAX};
     struct traffic_config cfg = {.nqp = 1000, .mtu_min = 256, .mtu_max = 1024, .min_last = 1,
                                  .seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 1};
+    if (small) {
+        /* control traffic and short messages: what a link carries besides
+         * bulk data, where per-frame costs dominate */
+        cfg.mtu_max = 256;
+        cfg.max_last = 200;
+        cfg.max_packets = 1;
+        cfg.cnp_percent = 20;
+    }
     struct traffic t;
     if (traffic_init(&t, &cfg)) {
         fprintf(stderr, "bench_gencap: out of memory\n");

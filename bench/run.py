@@ -6,6 +6,10 @@
    temporary directory, then whole-process timings of `rdmasim decode --json`,
    `rdmasim decode` (text) and tshark printing opcode, QP and PSN, with
    hyperfine when it is installed (else each command is timed once).
+3. The same for `rdmasim decode --json` and tshark on a capture of
+   --small-frames small frames (bench_gencap --small: single-packet
+   messages of at most 200 bytes, ACKs, READ requests and CNPs; 62-274
+   bytes), where the cost per frame, not per byte, decides.
 
 Usage: bench/run.py [--builddir DIR] [options]; `make bench` runs it.
 """
@@ -38,6 +42,8 @@ def parse_args():
                     help="top build directory (default: the source tree)")
     ap.add_argument("--no-build", action="store_true", help="do not run make first")
     ap.add_argument("--frames", type=int, default=1000000, help="frames in the capture")
+    ap.add_argument("--small-frames", type=int, default=1000000,
+                    help="frames in the capture of small frames")
     ap.add_argument("--codec-frames", type=int, default=8192,
                     help="frames bench_codec cycles through")
     ap.add_argument("--repetitions", type=int, default=7, help="bench_codec repetitions")
@@ -137,6 +143,26 @@ def whole_process(builddir, args, tmpdir):
     return cap, times
 
 
+def small_frames(builddir, args, tmpdir):
+    """Mean seconds of rdmasim decode --json and of tshark on small frames."""
+    cap = os.path.join(tmpdir, "small-%d.pcap" % args.small_frames)
+    gen = [os.path.join(builddir, "bench", "bench_gencap"), "--small", cap, str(args.small_frames)]
+    print("+ " + " ".join(shlex.quote(c) for c in gen), flush=True)
+    subprocess.run(gen, check=True)
+    rdmasim, q = rdmasim_command(builddir), shlex.quote
+    st, lines = count_lines("%s decode --strict --json %s" % (rdmasim, q(cap)))
+    if st != 0 or lines != args.small_frames:
+        sys.exit("rdmasim decode --strict --json: exit %d, %d lines for %d small frames"
+                 % (st, lines, args.small_frames))
+    named = [("small: rdmasim decode --json", "%s decode --json %s > /dev/null" % (rdmasim, q(cap)))]
+    times = time_commands(named, args.runs, 1, tmpdir)
+    if not args.no_tshark and shutil.which("tshark"):
+        tshark = ("tshark -r %s -T fields -e frame.number -e infiniband.bth.opcode "
+                  "-e infiniband.bth.destqp -e infiniband.bth.psn > /dev/null" % q(cap))
+        times.update(time_commands([("small: tshark", tshark)], args.tshark_runs, 0, tmpdir))
+    return times
+
+
 def met(value, target):
     if target is None:
         return "-", "-"
@@ -153,6 +179,7 @@ def main():
     try:
         cap, times = whole_process(builddir, args, tmpdir)
         size = os.path.getsize(cap)
+        times.update(small_frames(builddir, args, tmpdir))
     finally:
         if args.keep:
             print("capture kept in %s" % tmpdir)
@@ -175,6 +202,14 @@ def main():
         rows.append(("tshark / rdmasim decode --json", "%.1fx" % ratio) + met(ratio, SPEEDUP_TARGET))
         ratio = times["tshark"] / times["rdmasim decode"]
         rows.append(("tshark / rdmasim decode (text)", "%.1fx" % ratio, "-", "-"))
+    for name in ("small: rdmasim decode --json", "small: tshark"):
+        if name in times:
+            t, n = times[name], args.small_frames
+            rows.append(("%s, %d frames (s)" % (name, n), "%.3f (%.3g frames/s)" % (t, n / t), "-", "-"))
+    if "small: tshark" in times:
+        ratio = times["small: tshark"] / times["small: rdmasim decode --json"]
+        rows.append(("small frames: tshark / rdmasim decode --json", "%.1fx" % ratio)
+                    + met(ratio, SPEEDUP_TARGET))
     print()
     print("capture: %d frames, %.1f MB; targets are judged on the median (codec) or mean (whole"
           " process)" % (n, size / 1e6))

@@ -30,6 +30,7 @@ enum {
     OP_READ_RESPONSE_LAST = 0x0f,
     OP_READ_RESPONSE_ONLY = 0x10,
     OP_ACK = 0x11,
+    OP_CNP = 0x81,
 };
 
 #define MAX_PACKETS 4 /* packets of one message */
@@ -174,9 +175,10 @@ struct message {
 static struct message pick_length(struct traffic *t, const struct traffic_qp *qp)
 {
     struct message m;
-    uint32_t min_last = t->cfg.min_last < qp->mtu ? t->cfg.min_last : qp->mtu;
-    m.npackets = random_in(t, 1, MAX_PACKETS);
-    m.last_len = random_in(t, min_last, qp->mtu);
+    uint32_t max_last = t->cfg.max_last && t->cfg.max_last < qp->mtu ? t->cfg.max_last : qp->mtu;
+    uint32_t min_last = t->cfg.min_last < max_last ? t->cfg.min_last : max_last;
+    m.npackets = random_in(t, 1, t->cfg.max_packets ? t->cfg.max_packets : MAX_PACKETS);
+    m.last_len = random_in(t, min_last, max_last);
     m.len = (m.npackets - 1) * qp->mtu + m.last_len;
     return m;
 }
@@ -246,6 +248,22 @@ static int read_message(struct traffic *t, struct traffic_qp *qp, traffic_emit_f
     return 0;
 }
 
+/* A CNP (RoCEv2 Annex A17.9.3): opcode 0x81, BECN set, 16 zero bytes,
+ * sent by the receiver of congestion-marked packets to their sender. */
+static int cnp(struct traffic *t, struct traffic_qp *qp, traffic_emit_fn *emit, void *ctx)
+{
+    struct rdma_pkt pkt;
+    uint8_t frame[FRAME_CAP];
+    size_t len;
+    start_packet(t, qp, RESPONDER, OP_CNP, 0, &pkt);
+    pkt.bth.becn = 1;
+    pkt.payload_len = 16; /* no payload pointer: zeros */
+    if (rdma_encode(&pkt, frame, sizeof frame, &len) != RDMA_OK)
+        return -1;
+    emit(ctx, frame, len);
+    return 0;
+}
+
 int traffic_message(struct traffic *t, traffic_emit_fn *emit, void *ctx)
 {
     static const uint8_t write_ops[4] = {OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST,
@@ -254,9 +272,10 @@ int traffic_message(struct traffic *t, traffic_emit_fn *emit, void *ctx)
                                         OP_SEND_ONLY_IMM};
     struct traffic_qp *qp = &t->qp[random_in(t, 0, t->cfg.nqp - 1)];
     uint32_t kind = random_in(t, 0, 99);
-    if (kind < 45)
-        return request_message(t, qp, write_ops, emit, ctx);
-    if (kind < 75)
-        return request_message(t, qp, send_ops, emit, ctx);
-    return read_message(t, qp, emit, ctx);
+    int rc = kind < 45   ? request_message(t, qp, write_ops, emit, ctx)
+             : kind < 75 ? request_message(t, qp, send_ops, emit, ctx)
+                         : read_message(t, qp, emit, ctx);
+    if (!rc && t->cfg.cnp_percent && random_in(t, 0, 99) < t->cfg.cnp_percent)
+        rc = cnp(t, qp, emit, ctx);
+    return rc;
 }

@@ -3,7 +3,8 @@
  *
  * Each message is one of: an RDMA WRITE (Only, or First/Middle.../Last) and
  * its ACK; a SEND with immediate (Only, or First/Middle.../Last) and its ACK;
- * an RDMA READ Request and its READ Response packets. Messages go to queue
+ * an RDMA READ Request and its READ Response packets; and, when asked, a
+ * CNP after some messages. Messages go to queue
  * pairs drawn at random, each QP with its own PSN, MSN, path MTU, addresses
  * and UDP source port, so consecutive frames look like a busy link.
  */
@@ -18,6 +19,9 @@ struct traffic_config {
     unsigned mtu_min;  /* each QP's path MTU is a power of two in [mtu_min, mtu_max] */
     unsigned mtu_max;  /* at most 4096 */
     unsigned min_last; /* smallest payload of a Last or Only packet (clamped to the MTU) */
+    unsigned max_last; /* largest payload of a Last or Only packet; 0: the MTU */
+    unsigned max_packets; /* packets of one message at most; 0: 4 */
+    unsigned cnp_percent; /* messages followed by a CNP, as congested traffic has them */
     uint64_t seed;
 };
 

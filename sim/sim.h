@@ -38,6 +38,11 @@ void sim_config_free(struct sim_config *cfg);
 
 /* Build the network described by cfg on a new engine. cfg must outlive it. */
 struct sim_network *sim_network_create(const struct sim_config *cfg);
+/* The same, calling fn while it builds, at least once a second on large
+ * networks: a program shows progress there, and may end itself there on
+ * an interrupt (nothing is written before the run). */
+struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim_setup_fn fn,
+                                               void *arg);
 /* Pcaps that sim_network_write did not complete are removed. */
 void sim_network_destroy(struct sim_network *net);
 struct sim *sim_network_engine(struct sim_network *net);

@@ -102,6 +102,9 @@ uint64_t sim_events_processed(const struct sim *sim);
 /* Called every `every` events while sim_run runs. */
 typedef void (*sim_progress_fn)(void *arg, const struct sim *sim);
 void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t every);
+/* Called now and then while a model is built, before any event: what is
+ * being built ("routes") and how far, from 0 to 1. */
+typedef void (*sim_setup_fn)(void *arg, const char *stage, double done);
 
 /* Ask sim_run to return after the event being handled. */
 void sim_stop(struct sim *sim);

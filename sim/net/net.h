@@ -374,7 +374,16 @@ struct sim_network {
     /* The outputs' directory, open and locked (flock) while the run owns
      * it, as descriptor + 1; 0: not yet (observe/output.c). */
     int out_lock;
+    /* Set-up progress (sim_network_create_watched); NULL after set-up. */
+    sim_setup_fn setup_fn;
+    void *setup_arg;
 };
+
+static inline void sim__setup_progress(const struct sim_network *net, const char *stage, double done)
+{
+    if (net->setup_fn)
+        net->setup_fn(net->setup_arg, stage, done);
+}
 
 /* A message finished (either way); ends the run after the last one. */
 void sim__message_finished(struct sim_network *net, uint32_t msg);

@@ -87,6 +87,12 @@ void sim__route_tiers(const struct sim_network *net, uint32_t *tier, uint32_t *q
 struct builder {
     struct sim_routes *r;
     size_t nsets, capsets, nports, capports;
+    /* sets of more than one port; ports are numbered relative to their
+     * switch, so switches with the same equal-cost ports share one set and
+     * there are few of them */
+    uint32_t *multi;
+    size_t nmulti, capmulti;
+    uint32_t *last; /* per switch slot: the multi-port set it met last */
 };
 
 static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
@@ -100,6 +106,99 @@ static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
     return (uint32_t)b->nsets++;
 }
 
+static bool same_set(const struct builder *b, uint32_t id, const uint32_t *cand, uint32_t nc)
+{
+    const struct sim_port_set *s = &b->r->sets[id];
+    return s->n == nc && !memcmp(&b->r->ports[s->off], cand, nc * sizeof *cand);
+}
+
+/* The set id of switch `slot` for the nc ports in cand; a switch mostly
+ * meets the set it met last (its up-links, from every group but one). */
+static uint32_t set_id(struct builder *b, uint32_t slot, const uint32_t *cand, uint32_t nc)
+{
+    if (nc == 1)
+        return b->r->sets_base[slot] + cand[0];
+    if (b->last[slot] != UINT32_MAX && same_set(b, b->last[slot], cand, nc))
+        return b->last[slot];
+    for (size_t m = 0; m < b->nmulti; m++) {
+        if (same_set(b, b->multi[m], cand, nc))
+            return b->last[slot] = b->multi[m];
+    }
+    SIM_GROW(b->multi, b->capmulti, b->nmulti);
+    return b->last[slot] = b->multi[b->nmulti++] = add_set(b, cand, nc);
+}
+
+/* Hosts are leaves: a breadth-first search from a host reaches every
+ * switch at the same distance as one from any other host attached to the
+ * same nodes over links that are up, and the searches differ only at the
+ * switches next to the host, whose shortest paths end at the host itself.
+ * So hosts are grouped by their attachment (its sorted list of neighbour
+ * nodes) and one search serves a group: at a k-ary fat-tree, one per edge
+ * switch rather than one per host, k/2 times fewer. */
+struct groups {
+    uint32_t *first; /* group -> its first host */
+    uint32_t *next;  /* host -> the next host of its group, UINT32_MAX at the end */
+    uint32_t n;
+};
+
+static uint32_t neighbours(const struct sim_network *net, uint32_t h, uint32_t *nb)
+{
+    const struct sim_node *n = net->nodes[net->host_node[h]];
+    uint32_t k = 0;
+    for (uint32_t p = 0; p < n->nports; p++) {
+        if (n->ports[p]->down)
+            continue;
+        uint32_t v = n->ports[p]->peer->node->index, i = k++;
+        for (; i > 0 && nb[i - 1] > v; i--) /* insertion sort: hosts have few ports */
+            nb[i] = nb[i - 1];
+        nb[i] = v;
+    }
+    return k;
+}
+
+static void group_hosts(const struct sim_network *net, struct groups *g)
+{
+    uint32_t nh = net->nhosts, cap = 2;
+    while (cap < 2 * nh)
+        cap *= 2;
+    uint32_t *table = sim__xmalloc(cap * sizeof *table); /* open addressing: group ids */
+    memset(table, 0xff, cap * sizeof *table);
+    uint32_t *last = sim__xmalloc((nh + 1) * sizeof *last);
+    uint32_t *nb = sim__xmalloc((net->nports + 1) * sizeof *nb), *other = NULL;
+    size_t capother = 0;
+    g->first = sim__xmalloc((nh + 1) * sizeof *g->first);
+    g->next = sim__xmalloc((nh + 1) * sizeof *g->next);
+    g->n = 0;
+    for (uint32_t h = 0; h < nh; h++) {
+        uint32_t k = neighbours(net, h, nb);
+        uint64_t key = k;
+        for (uint32_t i = 0; i < k; i++)
+            key = sim__mix64(key ^ nb[i]);
+        uint32_t at = (uint32_t)key & (cap - 1);
+        g->next[h] = UINT32_MAX;
+        for (;; at = (at + 1) & (cap - 1)) {
+            uint32_t id = table[at];
+            if (id == UINT32_MAX) {
+                table[at] = g->n;
+                g->first[g->n] = last[g->n] = h;
+                g->n++;
+                break;
+            }
+            const struct sim_node *f = net->nodes[net->host_node[g->first[id]]];
+            SIM_GROW(other, capother, f->nports);
+            if (neighbours(net, g->first[id], other) == k && !memcmp(nb, other, k * sizeof *nb)) {
+                g->next[last[id]] = h;
+                last[id] = h;
+                break;
+            }
+        }
+    }
+    free(other);
+    free(nb);
+    free(last);
+    free(table);
+}
+
 void sim__routes_build(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
@@ -110,7 +209,14 @@ void sim__routes_build(struct sim_network *net)
     for (size_t i = 0; i < cfg->nnodes; i++)
         r->slot_of_node[i] = cfg->nodes[i].kind == CFG_SWITCH ? (uint32_t)nswitch++ : UINT32_MAX;
     r->set_of = sim__xmalloc((nswitch * net->nhosts + 1) * sizeof *r->set_of);
+    for (size_t slot = 0; slot < nswitch; slot++) { /* a row at a time: 1.3 GiB at k=64 */
+        if (!(slot & 255))
+            sim__setup_progress(net, "routes", 0);
+        memset(&r->set_of[slot * net->nhosts], 0xff, net->nhosts * sizeof *r->set_of);
+    }
     r->sets_base = sim__xmalloc((nswitch + 1) * sizeof *r->sets_base);
+    b.last = sim__xmalloc((nswitch + 1) * sizeof *b.last);
+    memset(b.last, 0xff, (nswitch + 1) * sizeof *b.last);
 
     /* Every port of a switch is a set of its own, with the port's index as
      * id relative to the switch's base; larger sets are added on demand. */
@@ -131,68 +237,78 @@ void sim__routes_build(struct sim_network *net)
         tier = sim__xmalloc(cfg->nnodes * sizeof *tier);
         sim__route_tiers(net, tier, queue);
     }
-    /* Sets hold port numbers relative to their switch, so switches with the
-     * same equal-cost ports share one set; there are few of them. */
-    uint32_t *multi = NULL;
-    size_t nmulti = 0, capmulti = 0;
-    for (uint32_t h = 0; h < net->nhosts; h++) {
+    /* The graph as arrays (the peer of each port, UINT32_MAX when it is
+     * down): the searches below walk it once per group, and following the
+     * ports' pointers there costs a cache miss each. */
+    uint32_t *off = sim__xmalloc((cfg->nnodes + 1) * sizeof *off);
+    uint32_t *adj = sim__xmalloc((net->nports + 1) * sizeof *adj);
+    off[0] = 0;
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        const struct sim_node *n = net->nodes[i];
+        for (uint32_t p = 0; p < n->nports; p++)
+            adj[off[i] + p] = n->ports[p]->down ? UINT32_MAX : n->ports[p]->peer->node->index;
+        off[i + 1] = off[i] + n->nports;
+    }
+    struct groups g;
+    group_hosts(net, &g);
+    for (uint32_t gi = 0; gi < g.n; gi++) {
+        sim__setup_progress(net, "routes", (double)gi / g.n);
         memset(dist, 0xff, cfg->nnodes * sizeof *dist);
-        uint32_t qh = 0, qt = 0, src = net->host_node[h];
+        uint32_t qh = 0, qt = 0, src = net->host_node[g.first[gi]];
         dist[src] = 0;
         queue[qt++] = src;
         while (qh < qt) {
             uint32_t u = queue[qh++];
-            const struct sim_node *n = net->nodes[u];
             /* hosts are endpoints, never transit */
-            if (n->kind == CFG_HOST && u != src)
+            if (cfg->nodes[u].kind == CFG_HOST && u != src)
                 continue;
-            for (uint32_t p = 0; p < n->nports; p++) {
-                uint32_t v = n->ports[p]->peer->node->index;
-                if (!n->ports[p]->down && dist[v] == UINT32_MAX) {
+            for (uint32_t e = off[u]; e < off[u + 1]; e++) {
+                uint32_t v = adj[e];
+                if (v != UINT32_MAX && dist[v] == UINT32_MAX) {
                     dist[v] = dist[u] + 1;
                     queue[qt++] = v;
                 }
             }
         }
-        for (size_t i = 0; i < cfg->nnodes; i++) {
-            const struct sim_node *n = net->nodes[i];
-            if (n->kind != CFG_SWITCH)
+        /* Next to the hosts a switch's ports lead to each host itself;
+         * further away they are the same for the whole group. */
+        for (uint32_t qi = 0; qi < qt; qi++) {
+            uint32_t i = queue[qi], slot = r->slot_of_node[i], nc = 0, np = off[i + 1] - off[i];
+            const uint32_t *peer = &adj[off[i]];
+            if (cfg->nodes[i].kind != CFG_SWITCH)
                 continue;
-            uint32_t slot = r->slot_of_node[i];
-            uint32_t *entry = &r->set_of[(size_t)slot * net->nhosts + h];
-            *entry = UINT32_MAX;
-            if (dist[i] == UINT32_MAX)
+            uint32_t *row = &r->set_of[(size_t)slot * net->nhosts];
+            if (dist[i] == 1) {
+                for (uint32_t h = g.first[gi]; h != UINT32_MAX; h = g.next[h]) {
+                    nc = 0;
+                    for (uint32_t p = 0; p < np; p++)
+                        if (peer[p] == net->host_node[h])
+                            cand[nc++] = p;
+                    if (nc && tier) {
+                        cand[0] = cand[sim__dmodk(h, nc, tier[i])];
+                        nc = 1;
+                    }
+                    if (nc)
+                        row[h] = set_id(&b, slot, cand, nc);
+                }
                 continue;
-            uint32_t nc = 0;
-            for (uint32_t p = 0; p < n->nports; p++) {
-                uint32_t v = n->ports[p]->peer->node->index;
-                if (!n->ports[p]->down && dist[v] + 1 == dist[i])
-                    cand[nc++] = p;
             }
+            for (uint32_t p = 0; p < np; p++)
+                if (peer[p] != UINT32_MAX && dist[peer[p]] + 1 == dist[i])
+                    cand[nc++] = p;
             if (nc == 0)
                 continue;
-            if (tier) {
-                cand[0] = cand[sim__dmodk(h, nc, tier[i])];
-                nc = 1;
-            }
-            if (nc == 1) {
-                *entry = r->sets_base[slot] + cand[0];
-                continue;
-            }
-            size_t m = 0;
-            for (; m < nmulti; m++) {
-                const struct sim_port_set *s = &r->sets[multi[m]];
-                if (s->n == nc && !memcmp(&r->ports[s->off], cand, nc * sizeof *cand))
-                    break;
-            }
-            if (m == nmulti) {
-                SIM_GROW(multi, capmulti, nmulti);
-                multi[nmulti++] = add_set(&b, cand, nc);
-            }
-            *entry = multi[m];
+            uint32_t id = tier ? 0 : set_id(&b, slot, cand, nc);
+            for (uint32_t h = g.first[gi]; h != UINT32_MAX; h = g.next[h])
+                row[h] = tier ? r->sets_base[slot] + cand[sim__dmodk(h, nc, tier[i])] : id;
         }
     }
-    free(multi);
+    free(b.multi);
+    free(b.last);
+    free(off);
+    free(adj);
+    free(g.first);
+    free(g.next);
     free(tier);
     free(dist);
     free(queue);

@@ -32,6 +32,8 @@ static void build_ports(struct sim_network *net)
         n->ports = sim__xcalloc(cfg->nodes[i].nlinks, sizeof *n->ports);
     }
     for (size_t l = 0; l < cfg->nlinks; l++) {
+        if (!(l & 4095))
+            sim__setup_progress(net, "links", (double)l / (double)cfg->nlinks);
         const struct cfg_link *cl = &cfg->links[l];
         uint32_t ends[2] = {cl->a, cl->b};
         for (int e = 0; e < 2; e++) {
@@ -224,6 +226,8 @@ static void build_conns(struct sim_network *net)
                                     cfg->msgs[i].qp);
     free(map.slots);
     for (size_t i = 0; i < net->nconns; i++) {
+        if (!(i & 4095))
+            sim__setup_progress(net, "queue pairs", (double)i / (double)net->nconns);
         struct sim_conn *c = &net->conns[i];
         uint32_t ha = net->node_host[c->host[0]], hb = net->node_host[c->host[1]];
         struct sim_qp *a = sim__host_add_qp(host_at(net, c->host[0]), (uint32_t)i, hb);
@@ -269,6 +273,8 @@ static void build_messages(struct sim_network *net)
     const struct sim_config *cfg = net->cfg;
     bool data = cfg->payload_data;
     for (size_t i = 0; i < cfg->nmsgs; i++) {
+        if (!(i & 4095))
+            sim__setup_progress(net, "messages", (double)i / (double)cfg->nmsgs);
         const struct cfg_msg *m = &cfg->msgs[i];
         struct sim_msg *msg = &net->msgs[i];
         struct sim_host *src = host_at(net, m->src), *dst = host_at(net, m->dst);
@@ -376,8 +382,16 @@ static void build_work(struct sim_network *net)
 
 struct sim_network *sim_network_create(const struct sim_config *cfg)
 {
+    return sim_network_create_watched(cfg, NULL, NULL);
+}
+
+struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim_setup_fn fn,
+                                               void *arg)
+{
     struct sim_network *net = sim__xcalloc(1, sizeof *net);
     net->cfg = cfg;
+    net->setup_fn = fn;
+    net->setup_arg = arg;
     net->sim = sim_create(cfg->seed);
     for (size_t i = 0; i < sizeof net->fill; i++)
         net->fill[i] = (uint8_t)i;
@@ -385,6 +399,8 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     net->node_host = sim__xcalloc(cfg->nnodes, sizeof *net->node_host);
     net->host_node = sim__xcalloc(cfg->nnodes, sizeof *net->host_node);
     for (size_t i = 0; i < cfg->nnodes; i++) {
+        if (!(i & 4095))
+            sim__setup_progress(net, "nodes", (double)i / (double)cfg->nnodes);
         if (cfg->nodes[i].kind == CFG_HOST) {
             net->host_node[net->nhosts] = (uint32_t)i;
             net->node_host[i] = net->nhosts;
@@ -408,10 +424,13 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     build_conns(net);
     iwarp_expectations(net);
     build_messages(net);
+    sim__setup_progress(net, "work", 0);
     build_work(net);
+    sim__setup_progress(net, "monitor", 0);
     sim__monitor_create(net);
     sim__faults_create(net);
     sim__pcie_create(net);
+    net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
 }
 

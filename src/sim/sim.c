@@ -3,7 +3,9 @@
  *
  * SIGINT, SIGTERM and SIGHUP end a run between events: the outputs, which
  * are only renamed into place when complete, are then removed, and the
- * process ends by the same signal. */
+ * process ends by the same signal. During set-up, before any output
+ * exists, they end the process at the next progress call (several a
+ * second). */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 struct progress {
     double start, last;
     struct sim_network *net;
+    const char *path;
     bool tty, shown;
 };
 
@@ -75,6 +78,29 @@ static void show_progress(void *arg, const struct sim *sim)
     if (done > 0 && done < 1)
         fprintf(stderr, ", %.0f%% done, ETA %.0f s", done * 100, elapsed * (1 - done) / done);
     fprintf(stderr, "\033[K");
+    pg->shown = true;
+}
+
+/* Set-up: a progress line on a terminal, and an interrupt ends the
+ * process, which has written nothing yet. */
+static void show_setup(void *arg, const char *stage, double done)
+{
+    struct progress *pg = arg;
+    if (interrupted) {
+        if (pg->shown)
+            fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "rdmasim sim: %s: interrupted by %s during set-up; no outputs written\n", pg->path,
+                interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" : "SIGHUP");
+        raise(interrupted); /* the handler was reset: end as the signal asks */
+        return;
+    }
+    if (!pg->tty)
+        return;
+    double now = wall_now();
+    if (now - pg->last < 0.5)
+        return;
+    pg->last = now;
+    fprintf(stderr, "\r  setting up: %s, %.0f%%, %.1f s\033[K", stage, done * 100, now - pg->start);
     pg->shown = true;
 }
 
@@ -256,9 +282,9 @@ int cmd_sim(int argc, char **argv)
         goto done;
     }
     catch_signals();
-    struct sim_network *net = sim_network_create(cfg);
-    struct progress pg = {.start = wall_now(), .net = net, .tty = !quiet && isatty(STDERR_FILENO)};
+    struct progress pg = {.start = wall_now(), .path = path, .tty = !quiet && isatty(STDERR_FILENO)};
     pg.last = pg.start;
+    struct sim_network *net = pg.net = sim_network_create_watched(cfg, show_setup, &pg);
     sim_set_progress(sim_network_engine(net), show_progress, &pg, PROGRESS_EVERY);
     rc = EXIT_OK;
     if (out && sim_network_open_traces(net, out, err, sizeof err)) {

@@ -7,8 +7,12 @@ as NAME.pcap.tmp, are removed, and so are DIR and DIR/pcap, which the run
 made.
 `rdmasim replay --timeline CSV` reading a capture from a pipe that stops
 half way is sent SIGINT, then SIGTERM: it must end by that signal and leave
-neither CSV nor its temporary name CSV.tmp."""
+neither CSV nor its temporary name CSV.tmp.
+`rdmasim sim` on a terminal shows a progress line while it sets up a large
+fabric; SIGINT then ends it by that signal, saying so, before the run and
+with nothing written."""
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -33,6 +37,17 @@ topology:
   generate: {kind: fat-tree, k: 4}
 workload:
   generate: {kind: all-to-all, op: write, size: 1MiB, repeat: 400}
+"""
+
+
+# A k = 40 fat-tree (16,000 hosts, 2,000 switches) takes over a second to
+# set up; the progress line shows after half a second.
+LARGE_SETUP = """\
+payload: none
+topology:
+  generate: {kind: fat-tree, k: 40}
+workload:
+  generate: {kind: permutation, op: write, size: 4KiB}
 """
 
 
@@ -89,6 +104,42 @@ class InterruptedSim(unittest.TestCase):
 
     def test_sigterm(self):
         self.interrupt(signal.SIGTERM)
+
+
+class InterruptedSetup(unittest.TestCase):
+    def test_sigint(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            config, out = os.path.join(tmp, "large.yaml"), os.path.join(tmp, "out")
+            with open(config, "w") as f:
+                f.write(LARGE_SETUP)
+            master, slave = pty.openpty()
+            p = subprocess.Popen([RDMASIM, "sim", "--out", out, config], stdout=subprocess.DEVNULL,
+                                 stderr=slave, preexec_fn=default_signals)
+            os.close(slave)
+            seen = b""
+            try:
+                while b"setting up" not in seen:
+                    chunk = os.read(master, 4096)  # ends (EIO) only if the process does
+                    self.assertTrue(chunk, "no progress line during set-up")
+                    seen += chunk
+                p.send_signal(signal.SIGINT)
+                p.wait(timeout=60)
+                while True:
+                    try:
+                        chunk = os.read(master, 4096)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    seen += chunk
+            finally:
+                os.close(master)
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            self.assertEqual(p.returncode, -signal.SIGINT, seen)
+            self.assertIn(b"interrupted by SIGINT during set-up", seen)
+            self.assertFalse(os.path.exists(out), "an output directory was made")
 
 
 class InterruptedReplay(unittest.TestCase):
