@@ -96,6 +96,9 @@ struct sim_dma_ops {
 };
 extern const struct sim_dma_ops sim__dma_instant;
 extern const struct sim_dma_ops sim__dma_pcie;
+/* With PCIe modelled, how long nic's completion entry takes alone from
+ * the NIC into memory (the ideal completion time, observe/ideal.c). */
+sim_time_t sim__dma_pcie_completion_alone(const struct sim_nic *nic);
 /* Build every host's tree and switch its NIC to the PCIe DMA path, when
  * the configuration models PCIe; net->pcie stays NULL otherwise. */
 void sim__pcie_create(struct sim_network *net);

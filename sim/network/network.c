@@ -232,7 +232,6 @@ static void build_messages(struct sim_network *net)
             struct sim_mr *from = m->op == SIM_OP_READ ? &dst->mrs[msg->rmr] : &src->mrs[msg->lmr];
             fill_source(from->bytes, m->size, cfg->seed, i);
         }
-        msg->ideal = sim__ideal_time(net, (uint32_t)i);
     }
 }
 
@@ -357,6 +356,9 @@ struct sim_network *sim_network_create(const struct sim_config *cfg)
     sim__monitor_create(net);
     sim__faults_create(net);
     sim__pcie_create(net);
+    /* after the PCIe trees: with them, a completion ends in memory */
+    for (size_t i = 0; i < net->cfg->nmsgs; i++)
+        net->msgs[i].ideal = sim__ideal_time(net, (uint32_t)i);
     return net;
 }
 

@@ -6,7 +6,9 @@
  * one step per packet and hop, a small fraction of simulating them.
  * Each switch adds its latency, from the packet's header when it cuts
  * through (net/port.c, fabric/switch.c); a NIC's pipelines lengthen the
- * first and last hop.
+ * first and last hop. With PCIe modelled, the completion is done when its
+ * entry is in memory: the requester's NIC writing it, alone on its PCIe
+ * path, and the root complex's write latency follow the last packet.
  */
 #include <stdlib.h>
 
@@ -164,5 +166,5 @@ sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
     free(free_r);
     sim__path_free(&fwd);
     sim__path_free(&rev);
-    return pr.arrived;
+    return pr.arrived + (nic->pcie ? sim__dma_pcie_completion_alone(nic) : 0);
 }
