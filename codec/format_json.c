@@ -272,6 +272,8 @@ static void json_ioam(struct out *o, const struct rdma_ioam *t)
         key(o, "nodes");
         out_chr(o, '[');
         for (unsigned i = 0; i < t->nnodes; i++) {
+            struct rdma_ioam_node n;
+            rdma_ioam_node_get(t, i, &n);
             out_chr(o, '{');
             for (unsigned f = 0; f < RDMA_IOAM_NFIELDS; f++) {
                 if (!(fields & (1u << f)))
@@ -279,7 +281,7 @@ static void json_ioam(struct out *o, const struct rdma_ioam *t)
                 out_chr(o, '"');
                 out_str(o, rdma_ioam_field_names[f]);
                 out_lit(o, "\":");
-                uint64_t v = t->node[i].v[f];
+                uint64_t v = n.v[f];
                 if (f == RDMA_IOAM_node_id_wide || f == RDMA_IOAM_ns_data_wide)
                     out_hex64_json(o, v);
                 else

@@ -136,6 +136,8 @@ static void ioam(struct out *o, const struct rdma_ioam *t)
         out_str(o, " overflow");
     uint32_t fields = rdma__ioam_fields(t->trace_type);
     for (unsigned i = 0; i < t->nnodes; i++) {
+        struct rdma_ioam_node n;
+        rdma_ioam_node_get(t, i, &n);
         out_str(o, " [");
         const char *sep = "";
         for (unsigned f = 0; f < RDMA_IOAM_NFIELDS; f++) {
@@ -146,9 +148,9 @@ static void ioam(struct out *o, const struct rdma_ioam *t)
             out_chr(o, '=');
             if (f == RDMA_IOAM_node_id_wide || f == RDMA_IOAM_ns_data_wide) {
                 out_str(o, "0x");
-                out_hex(o, t->node[i].v[f], 16);
+                out_hex(o, n.v[f], 16);
             } else {
-                out_u64(o, t->node[i].v[f]);
+                out_u64(o, n.v[f]);
             }
             sep = " ";
         }

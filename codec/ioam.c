@@ -90,8 +90,9 @@ static uint32_t trace_bytes(const struct rdma_ioam *t, uint32_t node)
 uint32_t rdma_ioam_hbh_bytes(const struct rdma_ioam *t)
 {
     uint32_t node = rdma_ioam_node_bytes(t->trace_type);
-    if (!node || node / 4 > 31 || t->nnodes > t->slots || t->slots > RDMA_IOAM_MAX_NODES)
-        return 0; /* NodeLen has 5 bits */
+    if (!node || node / 4 > 31 || t->nnodes > t->slots || t->slots > RDMA_IOAM_MAX_NODES ||
+        (t->nnodes && !t->node && !t->data))
+        return 0; /* NodeLen has 5 bits; filled nodes need their data */
     uint32_t n = HBH_FIXED + PADN_LEAD + OPT_HDR + trace_bytes(t, node);
     if ((uint32_t)(t->slots - t->nnodes) * node / 4 > 127 || OPT_HDR - 2 + trace_bytes(t, node) > 255)
         return 0; /* RemainingLen has 7 bits, the option length 8 */
@@ -136,6 +137,14 @@ static void get_node(const uint8_t *p, uint32_t trace_type, struct rdma_ioam_nod
     }
 }
 
+void rdma_ioam_node_get(const struct rdma_ioam *t, unsigned i, struct rdma_ioam_node *n)
+{
+    if (t->node)
+        *n = t->node[i];
+    else
+        get_node(t->data + (size_t)i * rdma_ioam_node_bytes(t->trace_type), t->trace_type, n);
+}
+
 uint32_t rdma__ioam_put(uint8_t *p, const struct rdma_ioam *t, uint8_t next)
 {
     uint32_t len = rdma_ioam_hbh_bytes(t), node = rdma_ioam_node_bytes(t->trace_type);
@@ -155,8 +164,13 @@ uint32_t rdma__ioam_put(uint8_t *p, const struct rdma_ioam *t, uint8_t next)
     rdma_put_be16(h + 2, (uint16_t)((node / 4) << 11 | (t->flags & 15u) << 7 | remaining));
     rdma_put_be32(h + 4, t->trace_type << 8);
     uint8_t *d = h + TRACE_HDR + remaining * 4;
-    for (unsigned i = 0; i < t->nnodes; i++, d += node)
-        put_node(d, t->trace_type, &t->node[i]);
+    if (t->node) {
+        for (unsigned i = 0; i < t->nnodes; i++, d += node)
+            put_node(d, t->trace_type, &t->node[i]);
+    } else if (t->nnodes) {
+        memcpy(d, t->data, (size_t)t->nnodes * node);
+        d += (size_t)t->nnodes * node;
+    }
     uint32_t used = (uint32_t)(d - p);
     if (len - used == 4) /* PadN of two octets to end on 8 */
         d[0] = 1, d[1] = 2;
@@ -176,6 +190,8 @@ static const char *get_trace(const uint8_t *h, uint32_t olen, struct rdma_ioam *
     t->trace_type = rdma_get_be32(h + 4) >> 8;
     t->nnodes = t->slots = 0;
     t->nodes_decoded = false;
+    t->data = NULL;
+    t->node = NULL;
     uint32_t data = olen - TRACE_HDR, node = (uint32_t)t->node_len * 4;
     if (!node)
         return "IOAM NodeLen is zero";
@@ -194,9 +210,7 @@ static const char *get_trace(const uint8_t *h, uint32_t olen, struct rdma_ioam *
         return NULL; /* more than a decoded trace holds: header only */
     t->nnodes = (uint8_t)n;
     t->slots = (uint8_t)slots;
-    const uint8_t *d = h + TRACE_HDR + t->remaining * 4;
-    for (uint32_t i = 0; i < n; i++, d += node)
-        get_node(d, t->trace_type, &t->node[i]);
+    t->data = h + TRACE_HDR + t->remaining * 4;
     t->nodes_decoded = true;
     return NULL;
 }

@@ -588,6 +588,9 @@ struct rdma_ioam_node {
     uint64_t v[RDMA_IOAM_NFIELDS]; /* those of the trace type's bits */
 };
 
+/* The filled nodes are read with rdma_ioam_node_get; node 0 is the last
+ * node's data. Decoding leaves them in the frame (`data`), as the payload;
+ * the encoder writes `node` when set, else copies `data`. */
 struct rdma_ioam {
     bool present;        /* a pre-allocated trace was found (decode) or is wanted (encode) */
     bool nodes_decoded;  /* false when the trace type has bits this codec does not know */
@@ -596,11 +599,14 @@ struct rdma_ioam {
     uint8_t flags;
     uint8_t remaining;   /* RemainingLen, 4-octet units (decode; derived) */
     uint8_t slots;       /* nodes the trace has room for, filled or free */
-    uint8_t nnodes;      /* filled: node[0] is the last node's data */
+    uint8_t nnodes;      /* filled */
     uint32_t trace_type;
     uint16_t at;         /* decode: offset of the trace's Namespace-ID in the frame */
-    struct rdma_ioam_node node[RDMA_IOAM_MAX_NODES];
+    const uint8_t *data; /* decode: the filled nodes' octets */
+    const struct rdma_ioam_node *node; /* encode: nnodes nodes, or NULL */
 };
+/* Node i of a decoded (or to be encoded) trace. */
+void rdma_ioam_node_get(const struct rdma_ioam *t, unsigned i, struct rdma_ioam_node *n);
 
 /* Octets one node writes for a trace type, or 0 when the type has a bit
  * this codec cannot size (undefined bits, the opaque state snapshot). */

@@ -197,6 +197,7 @@ struct sim_qp {
     uint32_t next_psn;   /* PSN of the next packet to send */
     uint32_t una_psn;    /* oldest PSN not yet acknowledged */
     uint32_t max_psn;    /* one past the highest PSN ever sent */
+    sim_time_t hpcc_t;   /* HPCC's base RTT T, set when the network is built */
     uint32_t rd_outstanding;
     uint32_t since_ackreq;
     uint8_t retry_left, rnr_left;

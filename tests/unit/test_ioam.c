@@ -49,6 +49,8 @@ static struct rdma_ioam_node node(uint64_t id, uint64_t q)
     return n;
 }
 
+static struct rdma_ioam_node nodes[RDMA_IOAM_MAX_NODES];
+
 /* An RC ACK over IPv6 carrying a trace of `slots` slots with `filled` nodes. */
 static size_t build(uint8_t *f, uint8_t slots, uint8_t filled, struct rdma_pkt *pkt)
 {
@@ -73,7 +75,8 @@ static size_t build(uint8_t *f, uint8_t slots, uint8_t filled, struct rdma_pkt *
     pkt->ioam.slots = slots;
     pkt->ioam.nnodes = filled;
     for (uint8_t i = 0; i < filled; i++)
-        pkt->ioam.node[i] = node(0x102 + i, 4096);
+        nodes[i] = node(0x102 + i, 4096);
+    pkt->ioam.node = nodes;
     size_t len = 0;
     ck_assert_int_eq(rdma_encode(pkt, f, UNIT_FRAME_MAX, &len), RDMA_OK);
     return len;
@@ -99,7 +102,9 @@ START_TEST(golden_vector)
     ck_assert_uint_eq(got.ioam.remaining, 7);
     ck_assert_uint_eq(got.ioam.slots, 2);
     ck_assert_uint_eq(got.ioam.nnodes, 1);
-    ck_assert_mem_eq(&got.ioam.node[0], &pkt.ioam.node[0], sizeof pkt.ioam.node[0]);
+    struct rdma_ioam_node n;
+    rdma_ioam_node_get(&got.ioam, 0, &n);
+    ck_assert_mem_eq(&n, &nodes[0], sizeof n);
     ck_assert_uint_eq(rdma_ioam_find(f, len), ETH + IPV6 + 8);
 }
 END_TEST
@@ -134,8 +139,11 @@ START_TEST(round_trips)
         ck_assert(got.icrc.ok);
         ck_assert_uint_eq(got.ioam.slots, slots);
         ck_assert_uint_eq(got.ioam.nnodes, filled);
-        for (unsigned i = 0; i < filled; i++)
-            ck_assert_mem_eq(&got.ioam.node[i], &pkt.ioam.node[i], sizeof got.ioam.node[i]);
+        for (unsigned i = 0; i < filled; i++) {
+            struct rdma_ioam_node n;
+            rdma_ioam_node_get(&got.ioam, i, &n);
+            ck_assert_mem_eq(&n, &nodes[i], sizeof n);
+        }
         ck_assert_int_eq(rdma_encode(&got, g, sizeof g, &len2), RDMA_OK);
         ck_assert_uint_eq(len2, len);
         ck_assert_mem_eq(g, f, len);
@@ -162,8 +170,11 @@ START_TEST(nodes_push_in_place)
         ck_assert_uint_eq(ref_udp_verify(f + ETH, f + ETH + IPV6 + 104, len - ETH - IPV6 - 104), 0xffff);
         ck_assert_uint_eq(got.ioam.nnodes, i + 1);
         ck_assert_uint_eq(got.ioam.remaining, 7 * (2 - i));
-        ck_assert_uint_eq(got.ioam.node[0].v[RDMA_IOAM_node_id], 10 + i);
-        ck_assert_uint_eq(got.ioam.node[i].v[RDMA_IOAM_node_id], 10);
+        struct rdma_ioam_node first, last;
+        rdma_ioam_node_get(&got.ioam, 0, &first);
+        rdma_ioam_node_get(&got.ioam, i, &last);
+        ck_assert_uint_eq(first.v[RDMA_IOAM_node_id], 10 + i);
+        ck_assert_uint_eq(last.v[RDMA_IOAM_node_id], 10);
     }
     struct rdma_ioam_node n = node(99, 0);
     uint8_t before[UNIT_FRAME_MAX];
