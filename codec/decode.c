@@ -16,6 +16,7 @@
 #include "checksum.h"
 #include "cursor.h"
 #include "fields.h"
+#include "ioam.h"
 #include "ipv6_ext.h"
 
 #define ICRC_LEN 4
@@ -257,6 +258,12 @@ static enum rdma_status decode_ipv6(const struct rdma_decode_config *cfg, struct
         return fail(pkt, RDMA_MALFORMED, "IPv6 payload length exceeds the frame");
     uint8_t nxt = pkt->ipv6.nxt;
     size_t ext_at = c->pos;
+    if (nxt == IP6_HOPOPT && c->pos < c->captured) {
+        /* an IOAM trace in the Hop-by-Hop header (ioam.c) */
+        const char *bad = rdma__ioam_get(c->start + c->pos, c->captured - c->pos, c->pos, &pkt->ioam);
+        if (bad)
+            fail(pkt, RDMA_MALFORMED, bad);
+    }
     /* extension headers before UDP (ipv6_ext.h) */
     switch (ipv6_ext_walk(c, end, &nxt, IP_PROTO_UDP)) {
     case IPV6_EXT_OK:
@@ -462,6 +469,7 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
     pkt->payload_len = 0;
     pkt->captured_payload_len = 0;
     pkt->ip_options_len = 0;
+    pkt->ioam.present = false;
     pkt->ip_checksum_ok = false; /* read by the printers even when the IPv4 header stops short */
     pkt->icrc.present = pkt->vcrc.present = false;
     pkt->icrc.ok = pkt->vcrc.ok = false;

@@ -9,6 +9,7 @@
 
 #include "checksum.h"
 #include "fields.h"
+#include "ioam.h"
 #include "rdma_codec.h"
 
 #define ICRC_LEN 4
@@ -18,6 +19,7 @@
 #define CM_DATA_OFFSET 24
 #define IB_NEXT_HEADER_IBA 0x1b
 #define IP_PROTO_UDP 17
+#define IP6_HOPOPT 0
 
 struct writer {
     uint8_t *buf;
@@ -180,7 +182,7 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
 {
     size_t l3_at = w->len;
     bool v4 = pkt->present & RDMA_HDR_IP;
-    size_t l3_len;
+    size_t l3_len, ext_len = 0;
     if (v4) {
         struct rdma_ip ip = pkt->ip;
         ip.version = 4;
@@ -194,9 +196,19 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     } else {
         struct rdma_ipv6 ip6 = pkt->ipv6;
         ip6.version = 6;
-        ip6.nxt = IP_PROTO_UDP;
+        ip6.nxt = pkt->ioam.present ? IP6_HOPOPT : IP_PROTO_UDP;
         PUT_HEADER(w, RDMA_IPV6_FIELDS, IPV6, &ip6);
         l3_len = RDMA_HDR_SIZE_IPV6;
+        if (pkt->ioam.present) {
+            /* an IOAM trace in a Hop-by-Hop header (ioam.c) */
+            uint32_t n = rdma_ioam_hbh_bytes(&pkt->ioam);
+            if (!n)
+                return RDMA_MALFORMED;
+            uint8_t *p = reserve_raw(w, n);
+            if (!w->overflow)
+                rdma__ioam_put(p, &pkt->ioam, IP_PROTO_UDP);
+            ext_len = n;
+        }
     }
     size_t udp_at = w->len;
     PUT_HEADER(w, RDMA_UDP_FIELDS, UDP, &pkt->udp);
@@ -214,11 +226,13 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
         rdma_put_be16(l3 + 10, 0);
         rdma_put_be16(l3 + 10, csum_fold(csum_add(l3, l3_len, 0)));
     } else {
-        rdma_put_be16(l3 + 4, (uint16_t)(end - udp_at));
+        rdma_put_be16(l3 + 4, (uint16_t)(end - udp_at + ext_len));
     }
     /* The ICRC treats the UDP checksum as ones, so it can be computed first
-     * and the checksum, which covers the ICRC, afterwards. */
-    put_icrc(w, rdma_icrc_rocev2(l3, w->len - l3_at));
+     * and the checksum, which covers the ICRC, afterwards. Extension
+     * headers lie outside it. */
+    put_icrc(w, ext_len ? rdma_icrc_rocev2_ipv6_ext(l3, ext_len, w->len - l3_at)
+                        : rdma_icrc_rocev2(l3, w->len - l3_at));
     /* The checksum reads the ICRC back from the buffer: it must be there. */
     if (w->overflow)
         return RDMA_TRUNCATED;

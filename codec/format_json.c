@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 
+#include "ioam.h"
 #include "out.h"
 #include "rdma_codec.h"
 
@@ -253,6 +254,47 @@ static void json_cm(struct out *o, const struct rdma_cm *cm)
     close_with(o, '}');
 }
 
+/* The IOAM trace (ioam.c): its header, then each filled node's fields
+ * of the trace type, the last node first as on the wire. The wide (56-
+ * and 64-bit) fields are hex strings, as other 64-bit fields are. */
+static void json_ioam(struct out *o, const struct rdma_ioam *t)
+{
+    key(o, "ioam");
+    out_chr(o, '{');
+    member_u64(o, "namespace", t->ns);
+    member_u64(o, "node_len", t->node_len);
+    member_u64(o, "flags", t->flags);
+    member_u64(o, "remaining", t->remaining);
+    member_u64(o, "trace_type", t->trace_type);
+    if (t->nodes_decoded) {
+        uint32_t fields = rdma__ioam_fields(t->trace_type);
+        member_u64(o, "slots", t->slots);
+        key(o, "nodes");
+        out_chr(o, '[');
+        for (unsigned i = 0; i < t->nnodes; i++) {
+            struct rdma_ioam_node n;
+            rdma_ioam_node_get(t, i, &n);
+            out_chr(o, '{');
+            for (unsigned f = 0; f < RDMA_IOAM_NFIELDS; f++) {
+                if (!(fields & (1u << f)))
+                    continue;
+                out_chr(o, '"');
+                out_str(o, rdma_ioam_field_names[f]);
+                out_lit(o, "\":");
+                uint64_t v = n.v[f];
+                if (f == RDMA_IOAM_node_id_wide || f == RDMA_IOAM_ns_data_wide)
+                    out_hex64_json(o, v);
+                else
+                    out_u64(o, v);
+                out_chr(o, ',');
+            }
+            close_with(o, '}');
+        }
+        close_with(o, ']');
+    }
+    close_with(o, '}');
+}
+
 static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
 {
     if (pfc->opcode == RDMA_MAC_CONTROL_PAUSE) {
@@ -345,8 +387,11 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         member_bool(o, "checksum_ok", pkt->ip_checksum_ok);
         close_with(o, '}');
     }
-    if (has & RDMA_HDR_IPV6)
+    if (has & RDMA_HDR_IPV6) {
         JSON_HEADER(o, "ipv6", RDMA_IPV6_FIELDS, &pkt->ipv6);
+        if (pkt->ioam.present)
+            json_ioam(o, &pkt->ioam);
+    }
     if (has & RDMA_HDR_UDP)
         JSON_HEADER(o, "udp", RDMA_UDP_FIELDS, &pkt->udp);
     if (has & RDMA_HDR_IBFC)

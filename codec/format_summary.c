@@ -2,6 +2,7 @@
  *   SRC -> DST  PROTO  OPERATION  QP=... PSN=...  [details]  ICRC ok
  * Addresses are the most specific the frame has: IP, else GID, else LID,
  * else MAC. */
+#include "ioam.h"
 #include "out.h"
 #include "rdma_codec.h"
 
@@ -116,6 +117,47 @@ static void mac_control(struct out *o, const struct rdma_pfc *pfc)
     }
 }
 
+/* " IOAM ns=N nodes=filled/slots", then each node's fields in brackets,
+ * the last node first as on the wire (ioam.c); the wide fields in hex. */
+static void ioam(struct out *o, const struct rdma_ioam *t)
+{
+    out_str(o, " IOAM ns=0x");
+    out_hex(o, t->ns, 4);
+    if (!t->nodes_decoded) {
+        out_str(o, " type=0x");
+        out_hex(o, t->trace_type, 6);
+        return;
+    }
+    out_str(o, " nodes=");
+    out_u64(o, t->nnodes);
+    out_chr(o, '/');
+    out_u64(o, t->slots);
+    if (t->flags & RDMA_IOAM_FLAG_OVERFLOW)
+        out_str(o, " overflow");
+    uint32_t fields = rdma__ioam_fields(t->trace_type);
+    for (unsigned i = 0; i < t->nnodes; i++) {
+        struct rdma_ioam_node n;
+        rdma_ioam_node_get(t, i, &n);
+        out_str(o, " [");
+        const char *sep = "";
+        for (unsigned f = 0; f < RDMA_IOAM_NFIELDS; f++) {
+            if (!(fields & (1u << f)))
+                continue;
+            out_str(o, sep);
+            out_str(o, rdma_ioam_field_names[f]);
+            out_chr(o, '=');
+            if (f == RDMA_IOAM_node_id_wide || f == RDMA_IOAM_ns_data_wide) {
+                out_str(o, "0x");
+                out_hex(o, n.v[f], 16);
+            } else {
+                out_u64(o, n.v[f]);
+            }
+            sep = " ";
+        }
+        out_chr(o, ']');
+    }
+}
+
 size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
 {
     struct out o_ = {buf, cap, 0, false}, *o = &o_;
@@ -158,6 +200,8 @@ size_t rdma_format_summary(const struct rdma_pkt *pkt, char *buf, size_t cap)
         out_str(o, "EtherType 0x");
         out_hex(o, pkt->ethertype, 4);
     }
+    if (pkt->ioam.present)
+        ioam(o, &pkt->ioam);
     if (pkt->icrc.present)
         out_str(o, pkt->icrc.ok ? " ICRC ok" : " ICRC BAD");
     if (pkt->vcrc.present && (pkt->present & RDMA_HDR_IBFC))

@@ -545,6 +545,82 @@ void rdma_decode_config_init(struct rdma_decode_config *cfg);
 
 #define RDMA_MAX_VLAN 20 /* tags decoded: as many as tshark 4.0 decodes RoCE behind */
 
+/* ---- IOAM trace ---------------------------------------------------------
+ * An IOAM Pre-allocated Trace Option (RFC 9197 4.4) in an IPv6 Hop-by-Hop
+ * Options header (RFC 9486 3), the way switches hand in-band telemetry to
+ * hosts (HPCC): the sender allocates room for `slots` nodes, each node on
+ * the path writes its data into the last free slot and lowers RemainingLen,
+ * so on the wire the last node's data comes first.
+ *
+ *   HBH:   | next | len | PadN 1,0 | 0x31 | opt len | reserved | IOAM type 0 |
+ *   trace: | Namespace-ID (16) | NodeLen (5) | Flags (4) | RemainingLen (7) |
+ *          | IOAM-Trace-Type (24)                         | reserved (8)     |
+ *          | free space: RemainingLen x 4 octets | node data, last node first |
+ *          [ PadN 1,2,0,0 to a multiple of 8 octets ]
+ *
+ * The PadN before the option puts it at 4n, as RFC 9486 3 asks. Extension
+ * headers lie outside the RoCEv2 ICRC (rdma_icrc_rocev2_ipv6_ext), so a
+ * node may write them without breaking it. The data of each node is, for
+ * each trace-type bit set in order, the fields below (RFC 9197 4.4.2). */
+#define RDMA_IOAM_OPTION 0x31     /* IPv6 option type: skip if unknown, may change en route */
+#define RDMA_IOAM_PREALLOC 0      /* IOAM Option-Type: Pre-allocated Trace */
+#define RDMA_IOAM_MAX_NODES 8     /* slots a decoded trace may have */
+#define RDMA_IOAM_FLAG_OVERFLOW 8 /* a node found no free slot */
+/* Namespaces of the simulator's HPCC telemetry (0x8000-0xffff are for
+ * private use, RFC 9197 7.3): a trace requests collect (switches add their
+ * node data), an acknowledgement echoes (RemainingLen 0: nobody adds). */
+#define RDMA_IOAM_NS_HPCC 0x8001
+#define RDMA_IOAM_NS_HPCC_ECHO 0x8002
+
+#define RDMA_IOAM_FIELDS(F)                                                        F(hop_lim) F(node_id) F(ingress_if) F(egress_if) F(ts_sec) F(ts_frac)          F(transit_delay) F(ns_data) F(queue_depth) F(checksum_comp) F(hop_lim_wide)     F(node_id_wide) F(ingress_if_wide) F(egress_if_wide) F(ns_data_wide)           F(buffer_occupancy)
+enum rdma_ioam_field {
+#define IOAM_ENUM_(name) RDMA_IOAM_##name,
+    RDMA_IOAM_FIELDS(IOAM_ENUM_)
+#undef IOAM_ENUM_
+    RDMA_IOAM_NFIELDS
+};
+extern const char *const rdma_ioam_field_names[RDMA_IOAM_NFIELDS];
+/* Trace-type bit n (RFC 9197 numbering: bit 0 is the most significant of
+ * the 24) as a mask. */
+#define RDMA_IOAM_BIT(n) (UINT32_C(1) << (23 - (n)))
+
+struct rdma_ioam_node {
+    uint64_t v[RDMA_IOAM_NFIELDS]; /* those of the trace type's bits */
+};
+
+/* The filled nodes are read with rdma_ioam_node_get; node 0 is the last
+ * node's data. Decoding leaves them in the frame (`data`), as the payload;
+ * the encoder writes `node` when set, else copies `data`. */
+struct rdma_ioam {
+    bool present;        /* a pre-allocated trace was found (decode) or is wanted (encode) */
+    bool nodes_decoded;  /* false when the trace type has bits this codec does not know */
+    uint16_t ns;         /* Namespace-ID */
+    uint8_t node_len;    /* 4-octet units (decode; the encoder derives it) */
+    uint8_t flags;
+    uint8_t remaining;   /* RemainingLen, 4-octet units (decode; derived) */
+    uint8_t slots;       /* nodes the trace has room for, filled or free */
+    uint8_t nnodes;      /* filled */
+    uint32_t trace_type;
+    uint16_t at;         /* decode: offset of the trace's Namespace-ID in the frame */
+    const uint8_t *data; /* decode: the filled nodes' octets */
+    const struct rdma_ioam_node *node; /* encode: nnodes nodes, or NULL */
+};
+/* Node i of a decoded (or to be encoded) trace. */
+void rdma_ioam_node_get(const struct rdma_ioam *t, unsigned i, struct rdma_ioam_node *n);
+
+/* Octets one node writes for a trace type, or 0 when the type has a bit
+ * this codec cannot size (undefined bits, the opaque state snapshot). */
+uint32_t rdma_ioam_node_bytes(uint32_t trace_type);
+/* Octets of the Hop-by-Hop header carrying trace t (0 if it cannot be). */
+uint32_t rdma_ioam_hbh_bytes(const struct rdma_ioam *t);
+/* Offset of the pre-allocated trace (its Namespace-ID) in an Ethernet
+ * frame, in the Hop-by-Hop header right after an IPv6 header; 0 if none. */
+size_t rdma_ioam_find(const uint8_t *frame, size_t len);
+/* A node on the path adds its data to the trace at `at` in the frame, in
+ * place: into the last free slot, lowering RemainingLen. Returns false,
+ * setting the overflow flag, when no slot is free. */
+bool rdma_ioam_push(uint8_t *frame, size_t len, size_t at, const struct rdma_ioam_node *n);
+
 struct rdma_pkt {
     uint32_t present; /* RDMA_HDR_* bits of the headers decoded below */
     uint8_t proto;    /* enum rdma_proto */
@@ -578,6 +654,7 @@ struct rdma_pkt {
     struct rdma_ieth ieth;
     struct rdma_mad mad;
     struct rdma_cm cm;
+    struct rdma_ioam ioam; /* IPv6 only; see ioam.present */
 
     uint8_t ip_options_len;      /* IPv4 option bytes after the fixed 20 */
     const uint8_t *ip_options;

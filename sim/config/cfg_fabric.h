@@ -99,8 +99,20 @@ struct cfg_timely {
     struct cfg_pos min_rate_pos; /* when set in the file */
 };
 
+/* HPCC (Li et al., SIGCOMM 2019): a window from the in-band telemetry of
+ * the most loaded hop, paced at window / base RTT. */
+struct cfg_hpcc {
+    double eta;          /* target utilization */
+    uint32_t max_stage;  /* additive increases before a multiplicative step */
+    uint64_t rai;        /* W_AI as a rate: W_AI = rai x base_rtt; 0: from the link rate */
+    sim_time_t base_rtt; /* T; 0: the largest base RTT of the network's queue pairs */
+    uint32_t hops;       /* telemetry slots a request carries */
+    uint64_t min_rate;
+    struct cfg_pos min_rate_pos; /* when set in the file */
+};
+
 /* The congestion control a NIC runs (nic.cc). */
-enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY,
+enum cfg_cc { CFG_CC_DCQCN, CFG_CC_DCTCP, CFG_CC_NONE, CFG_CC_TIMELY, CFG_CC_HPCC,
               CFG_CC_IBCC /* set for InfiniBand hosts when infiniband.cc is enabled */ };
 
 struct cfg_nic_fabric {
@@ -112,6 +124,7 @@ struct cfg_nic_fabric {
     struct cfg_dcqcn dcqcn;
     struct cfg_dctcp dctcp;
     struct cfg_timely timely;
+    struct cfg_hpcc hpcc;
 };
 
 struct cfg_fault {

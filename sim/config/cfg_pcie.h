@@ -51,6 +51,7 @@ struct cfg_pcie {
     sim_time_t socket_delay;
     sim_time_t rc_latency;      /* a TLP crossing a root complex between two ports */
     sim_time_t rc_read_latency; /* a memory read: request arrival to first completion */
+    sim_time_t rc_write_latency; /* a posted write: last TLP in to the data in memory */
     double peer_read_factor;    /* share of the link rate peer reads get through a root complex */
     bool cross_socket_p2p;      /* peer-to-peer across the inter-socket link allowed */
     struct cfg_pcie_node *nodes;
@@ -84,6 +85,12 @@ struct sim_pcie_config {
 #define PCIE_DEFAULT_RCB 64
 #define PCIE_DEFAULT_RC_READ_LATENCY (550 * SIM_NS)
 #define PCIE_DEFAULT_RC_LATENCY (100 * SIM_NS)
+/* A posted write into socket memory: the root complex passing it to the
+ * memory controller (PCIE_DEFAULT_RC_LATENCY, 100 ns) and a DDR4-2400
+ * write that misses the open row (JEDEC JESD79-4, speed bin 2400R:
+ * tRP 13.32 + tRCD 13.32 + CWL 12 x 0.833 + burst of 8 4 x 0.833 ns,
+ * about 40 ns). */
+#define PCIE_DEFAULT_RC_WRITE_LATENCY (140 * SIM_NS)
 #define PCIE_DEFAULT_SWITCH_LATENCY (100 * SIM_NS)
 #define PCIE_DEFAULT_GPU_READ_LATENCY (500 * SIM_NS)
 #define PCIE_DEFAULT_COPY_LATENCY (5 * SIM_US)

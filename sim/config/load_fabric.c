@@ -17,6 +17,7 @@
 #include "config/wire.h"
 #include "engine/units.h"
 #include "engine/util.h"
+#include "rdma_codec.h"
 
 #define PFC_REFRESH_MIN_PS 420 /* 672 bit times at 1.6 Tb/s */
 
@@ -71,6 +72,15 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .t_high = 500 * SIM_US,
             .min_rtt = 20 * SIM_US,
             .rai = 10 * 1000 * 1000,
+            .min_rate = 100 * 1000 * 1000,
+        },
+        /* HPCC's paper (section 3.3): eta 95%, maxStage 5; W_AI from the
+         * link's rate (rai 0, cc/hpcc.c); telemetry room for 5 hops (its
+         * ns-3's IntHeader::maxHop); the floor is DCQCN's */
+        .hpcc = {
+            .eta = 0.95,
+            .max_stage = 5,
+            .hops = 5,
             .min_rate = 100 * 1000 * 1000,
         },
     };
@@ -395,6 +405,35 @@ static bool dcqcn(struct loader *L, struct fy_node *map, struct cfg_dcqcn *d)
     return true;
 }
 
+static bool hpcc(struct loader *L, struct fy_node *map, struct cfg_hpcc *h)
+{
+    static const char *const keys[] = {"eta", "max_stage", "rai", "base_rtt", "hops", "min_rate", NULL};
+    struct fy_node *hv[7];
+    if (!sim__fields(L, map, "hpcc", keys, hv))
+        return false;
+    if (hv[0] && !get_fraction(L, hv[0], "hpcc eta", 0.01, 1, &h->eta))
+        return false;
+    if (hv[1] && !sim__get_u32(L, hv[1], "hpcc max_stage", 0, 1000, &h->max_stage))
+        return false;
+    if (hv[2] && !sim__get_rate(L, hv[2], "hpcc rai", &h->rai))
+        return false;
+    if (hv[3]) {
+        if (!sim__get_time(L, hv[3], "hpcc base_rtt", &h->base_rtt))
+            return false;
+        if (!h->base_rtt)
+            return sim__fail(L, hv[3], "hpcc base_rtt: must be above zero (leave it out for the "
+                                       "network's largest)");
+    }
+    if (hv[4] && !sim__get_u32(L, hv[4], "hpcc hops", 1, RDMA_IOAM_MAX_NODES, &h->hops))
+        return false;
+    if (hv[5]) {
+        if (!sim__get_rate(L, hv[5], "hpcc min_rate", &h->min_rate))
+            return false;
+        h->min_rate_pos = sim__pos(L, hv[5]);
+    }
+    return true;
+}
+
 bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric *n)
 {
     if (v[0] && !sim__get_bool(L, v[0], "nic vlan", &n->vlan))
@@ -413,14 +452,14 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
         return false;
     if (v[5]) {
         char buf[32];
-        static const char *const names[] = {"dcqcn", "dctcp", "none", "timely"};
+        static const char *const names[] = {"dcqcn", "dctcp", "none", "timely", "hpcc"};
         if (!sim__scalar(L, v[5], "nic cc", buf, sizeof buf))
             return false;
         unsigned i;
-        for (i = 0; i < 4 && strcmp(buf, names[i]); i++)
+        for (i = 0; i < 5 && strcmp(buf, names[i]); i++)
             ;
-        if (i == 4)
-            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, timely, none", buf);
+        if (i == 5)
+            return sim__fail(L, v[5], "nic cc: '%s' is not one of dcqcn, dctcp, timely, hpcc, none", buf);
         n->cc = (uint8_t)i;
     }
     if (v[6]) {
@@ -466,7 +505,7 @@ bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric
             t->min_rate_pos = sim__pos(L, tv[6]);
         }
     }
-    return true;
+    return !v[8] || hpcc(L, v[8], &n->hpcc);
 }
 
 /* ---- the priority map, the monitor, faults -------------------------------------- */
@@ -605,16 +644,24 @@ bool sim__check_fabric(struct loader *L)
             const struct cfg_nic_fabric *nf = &n->nic.fab;
             uint64_t want = (nf->pfc ? need[i] : 0) + 2 * frame[i];
             /* the minimum rate of the congestion control the NIC runs */
-            const char *cc = nf->cc == CFG_CC_DCTCP ? "dctcp" : nf->cc == CFG_CC_TIMELY ? "timely" : "dcqcn";
+            const char *cc = nf->cc == CFG_CC_DCTCP    ? "dctcp"
+                             : nf->cc == CFG_CC_TIMELY ? "timely"
+                             : nf->cc == CFG_CC_HPCC   ? "hpcc"
+                                                       : "dcqcn";
             uint64_t min_rate = nf->cc == CFG_CC_DCTCP    ? nf->dctcp.min_rate
                                 : nf->cc == CFG_CC_TIMELY ? nf->timely.min_rate
+                                : nf->cc == CFG_CC_HPCC   ? nf->hpcc.min_rate
                                                           : nf->dcqcn.min_rate;
             const struct cfg_pos *at = nf->cc == CFG_CC_DCTCP    ? &nf->dctcp.min_rate_pos
                                        : nf->cc == CFG_CC_TIMELY ? &nf->timely.min_rate_pos
+                                       : nf->cc == CFG_CC_HPCC   ? &nf->hpcc.min_rate_pos
                                                                  : &nf->dcqcn.min_rate_pos;
             bool on = nf->cc != CFG_CC_NONE && nf->cc != CFG_CC_IBCC &&
                       (nf->cc != CFG_CC_DCQCN || nf->dcqcn.enable);
-            if (on && rate[i] && min_rate > rate[i]) {
+            if (on && nf->cc == CFG_CC_HPCC && !n->nic.ipv6) {
+                ok = sim__fail_at(L, &n->pos, "host '%s': nic cc hpcc needs ipv6: true: its telemetry "
+                                              "rides in an IPv6 hop-by-hop header", n->name);
+            } else if (on && rate[i] && min_rate > rate[i]) {
                 char r[32], l[32];
                 snprintf(r, sizeof r, "%g Gb/s", (double)min_rate / 1e9);
                 snprintf(l, sizeof l, "%g Gb/s", (double)rate[i] / 1e9);

@@ -78,6 +78,7 @@ static void tree_scalars(struct cfg_pcie *t)
         .socket_delay = PCIE_DEFAULT_SOCKET_DELAY,
         .rc_latency = PCIE_DEFAULT_RC_LATENCY,
         .rc_read_latency = PCIE_DEFAULT_RC_READ_LATENCY,
+        .rc_write_latency = PCIE_DEFAULT_RC_WRITE_LATENCY,
         .peer_read_factor = PCIE_DEFAULT_PEER_READ_FACTOR,
     };
 }
@@ -339,13 +340,15 @@ static struct cfg_pcie *tree(struct loader *L, struct fy_node **v, const struct 
              (!sv[1] || sim__get_time(L, sv[1], "pcie socket_link delay", &t->socket_delay));
     }
     if (ok && v[K_ROOT]) {
-        static const char *const keys[] = {"read_latency", "latency", "peer_read_factor", NULL};
-        struct fy_node *rv[4];
+        static const char *const keys[] = {"read_latency", "latency", "peer_read_factor", "write_latency",
+                                           NULL};
+        struct fy_node *rv[5];
         file_of(L, o, K_ROOT);
         ok = sim__fields(L, v[K_ROOT], "pcie root", keys, rv) &&
              (!rv[0] || sim__get_time(L, rv[0], "pcie root read_latency", &t->rc_read_latency)) &&
              (!rv[1] || sim__get_time(L, rv[1], "pcie root latency", &t->rc_latency)) &&
-             (!rv[2] || sim__get_prob(L, rv[2], "pcie root peer_read_factor", &t->peer_read_factor));
+             (!rv[2] || sim__get_prob(L, rv[2], "pcie root peer_read_factor", &t->peer_read_factor)) &&
+             (!rv[3] || sim__get_time(L, rv[3], "pcie root write_latency", &t->rc_write_latency));
         if (ok && t->peer_read_factor <= 0)
             ok = sim__fail(L, rv[2], "pcie root peer_read_factor: must be above zero");
     }

@@ -128,8 +128,8 @@ size_t sim__edit_distance(const char *a, const char *b);
     "latency", "forwarding"
 #define SIM_NSWITCH_FABRIC_KEYS 8
 /* keys of nic */
-#define SIM_NIC_FABRIC_KEYS "vlan", "pfc", "rx_rate", "rx_buffer", "dcqcn", "cc", "dctcp", "timely"
-#define SIM_NNIC_FABRIC_KEYS 8
+#define SIM_NIC_FABRIC_KEYS "vlan", "pfc", "rx_rate", "rx_buffer", "dcqcn", "cc", "dctcp", "timely", "hpcc"
+#define SIM_NNIC_FABRIC_KEYS 9
 /* top-level keys */
 #define SIM_TOP_FABRIC_KEYS "qos", "monitor", "faults"
 #define SIM_NTOP_FABRIC_KEYS 3

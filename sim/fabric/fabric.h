@@ -133,6 +133,10 @@ struct sim_switch {
 
 static inline struct sim_switch *sim__switch_of(struct sim_node *n) { return (struct sim_switch *)n; }
 
+/* In-band telemetry (telemetry.c): the switch's data into the frame's IOAM
+ * trace of the HPCC namespace, if it carries one, as it leaves `port`. */
+void sim__telemetry_add(struct sim_switch *sw, struct sim_port *port, const struct sw_item *it);
+
 /* The queues both kinds of switch keep (switch.c). */
 void sim__swq_push(struct sw_queue *q, struct sw_item it);
 /* Take the head of class c of a port (its buffer is the caller's). */

@@ -201,6 +201,8 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
         sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
         sim__ecn_mark(it.f->data + (it.l3 & SW_L3_OFF), it.l3 & SW_L3_V6))
         port->st.ecn_marked++;
+    if (it.l3 & SW_L3_V6)
+        sim__telemetry_add(sw, port, &it);
     sim__port_send(port, it.f, it.len);
 }
 

@@ -21,7 +21,9 @@
  * bytes are in. The responder acknowledges once the NIC is done writing
  * what it acknowledges (the writes are posted: it does not wait for them
  * to land), and a completion is done when its entry (and interrupt) has
- * reached memory.
+ * reached memory. A write into a socket's memory is there the root
+ * complex's write latency after its last TLP arrived (root complex and
+ * DRAM time, `pcie.root.write_latency`).
  *
  * Bounce buffers: a GPU region used without GPUDirect is staged in the
  * NIC's socket's memory. Before a message is posted, the GPU's DMA engine
@@ -110,8 +112,9 @@ static sim_time_t completion_entry(struct sim_nic *nic, sim_time_t t)
 {
     const struct pcie_route *r = home(nic);
     sim_time_t now = now_of(nic);
-    sim_time_t at = sim__pcie_write(&r->out, now, t, CQE_BYTES, r->mps, NULL);
+    sim_time_t at = sim__pcie_write(&r->out, now, t, CQE_BYTES, r->mps, NULL) + r->write_latency;
     if (nic_node(nic)->msix) {
+        /* the interrupt goes to the CPU's interrupt controller, not memory */
         sim_time_t irq = sim__pcie_write(&r->out, now, t, MSIX_BYTES, r->mps, NULL);
         if (irq > at)
             at = irq;
@@ -330,7 +333,8 @@ static sim_time_t pcie_post_send(struct sim_nic *nic, struct sim_qp *qp, const s
         /* the GPU's DMA engine copies the message into the bounce buffer */
         uint32_t g = mr->place & PCIE_PLACE_NODE;
         const struct pcie_route *r = &ph->gpu_mem[g];
-        t = sim__pcie_write(&r->out, now, now + ph->cfg->nodes[g].copy_latency, w->len, r->mps, NULL);
+        t = sim__pcie_write(&r->out, now, now + ph->cfg->nodes[g].copy_latency, w->len, r->mps, NULL) +
+            r->write_latency;
         ts->copied = t;
     }
     ts->doorbell = doorbell(nic, pq_of(nic, qp), t,
@@ -344,6 +348,12 @@ static void pcie_post_recv(struct sim_nic *nic, struct sim_qp *qp)
     doorbell(nic, pq_of(nic, qp), now_of(nic), DOORBELL_BYTES);
 }
 
+sim_time_t sim__dma_pcie_completion_alone(const struct sim_nic *nic)
+{
+    const struct pcie_route *r = home(nic);
+    return sim__pcie_tlp_alone(&r->out, CQE_BYTES) + r->write_latency;
+}
+
 /* ---- receiving ---------------------------------------------------------------- */
 static sim_time_t pcie_write(struct sim_nic *nic, uint32_t mr, uint64_t off, uint32_t len, bool last)
 {
@@ -351,7 +361,7 @@ static sim_time_t pcie_write(struct sim_nic *nic, uint32_t mr, uint64_t off, uin
     const struct sim_mr *r = &nic->host->mrs[mr];
     const struct pcie_route *rt = mr_route(nic, mr);
     sim_time_t now = now_of(nic), left;
-    sim_time_t landed = sim__pcie_write(&rt->out, now, now, len, rt->mps, &left);
+    sim_time_t landed = sim__pcie_write(&rt->out, now, now, len, rt->mps, &left) + rt->write_latency;
     if (last) {
         struct sim_pcie_stamps *ts = stamps(nic, r->msg);
         ts->arrived = now;

@@ -255,6 +255,7 @@ static void host_fini(struct sim_component *c)
     for (uint32_t i = 0; i < h->nic.nqps; i++) {
         if (h->nic.qps[i]->cc)
             free(h->nic.qps[i]->cc->sent);
+        sim__hpcc_free(h->nic.qps[i]);
         free(h->nic.qps[i]->cc);
         sim__iw_free(h->nic.qps[i]);
         sim__qp_fini(h->nic.qps[i]);

@@ -362,6 +362,8 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
         if (nic->transport->congested(&pkt))
             sim__dcqcn_ce(qp);
         if (pkt.op->flags & RDMA_OPF_REQUEST) {
+            if (qp->cc && qp->cc->hpcc && pkt.ioam.present)
+                sim__hpcc_collect(qp, &pkt.ioam);
             if ((f->flags & SIM_FRAME_RTO) && qp->epsn == f->aux)
                 qp->st.rto_dups += f->flags >> SIM_FRAME_RTO_SHIFT;
             if (qp->p->ooo && sim__psn_diff(pkt.bth.psn, qp->epsn) > 0) {
@@ -376,6 +378,8 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
                 sim__dctcp_ack(qp, pkt.bth.psn, pkt.bth.becn);
             else if (qp->cc && qp->cc->timely && (pkt.present & RDMA_HDR_AETH))
                 sim__timely_ack(qp, pkt.bth.psn);
+            else if (qp->cc && qp->cc->hpcc && (pkt.present & RDMA_HDR_AETH) && pkt.ioam.present)
+                sim__hpcc_ack(qp, pkt.bth.psn, &pkt.ioam);
             sim__comp_receive(qp, &pkt);
         }
     }

@@ -97,6 +97,9 @@ struct sim_dma_ops {
 };
 extern const struct sim_dma_ops sim__dma_instant;
 extern const struct sim_dma_ops sim__dma_pcie;
+/* With PCIe modelled, how long nic's completion entry takes alone from
+ * the NIC into memory (the ideal completion time, observe/ideal.c). */
+sim_time_t sim__dma_pcie_completion_alone(const struct sim_nic *nic);
 /* Build every host's tree and switch its NIC to the PCIe DMA path, when
  * the configuration models PCIe; net->pcie stays NULL otherwise. */
 void sim__pcie_create(struct sim_network *net);
@@ -195,6 +198,7 @@ struct sim_qp {
     uint32_t next_psn;   /* PSN of the next packet to send */
     uint32_t una_psn;    /* oldest PSN not yet acknowledged */
     uint32_t max_psn;    /* one past the highest PSN ever sent */
+    sim_time_t hpcc_t;   /* HPCC's base RTT T, set when the network is built */
     uint32_t rd_outstanding;
     uint32_t since_ackreq;
     uint8_t retry_left, rnr_left;

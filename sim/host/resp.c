@@ -305,9 +305,9 @@ static enum resp_state acknowledge(struct resp_ctx *c)
         return RESP_DONE;
     }
     qp->unacked++;
-    /* DCTCP's estimate and TIMELY's RTTs want an acknowledgement per
-     * packet, as HPCC's simulator sends them */
-    bool each = qp->cc && (qp->cc->dctcp || qp->cc->timely);
+    /* DCTCP's estimate, TIMELY's RTTs and HPCC's telemetry want an
+     * acknowledgement per packet, as HPCC's simulator sends them */
+    bool each = qp->cc && (qp->cc->dctcp || qp->cc->timely || qp->cc->hpcc);
     if (c->pkt->bth.a || each || (qp->p->ack_coalesce && qp->unacked >= qp->p->ack_coalesce)) {
         queue_ack(qp, SYN_ACK, c->psn);
         qp->unacked = 0;

@@ -11,6 +11,10 @@
  * frames carry an 802.1Q priority tag (VID 0) whose PCP is the priority
  * of their DSCP.
  *
+ * Under HPCC the frames carry its telemetry in an IPv6 Hop-by-Hop header
+ * between the IPv6 header and UDP (cc/hpcc.c, codec/ioam.c), outside the
+ * ICRC.
+ *
  * A CNP (annex A17.9.3) is BTH opcode 0x81 with BECN set and 16 reserved
  * zero bytes, sent to the queue pair whose packets arrived marked CE; it
  * carries its own DSCP (usually one that switches schedule ahead of data)
@@ -76,7 +80,8 @@ static struct sim_frame *wrap(struct sim_nic *nic, const struct sim_qp *qp, stru
     pkt->udp.srcport = qp->sport;
     pkt->udp.dstport = RDMA_ROCEV2_UDP_PORT;
     pkt->udp.checksum = p->ipv6; /* nonzero: rdma_encode computes it */
-    uint32_t cap = overhead(nic) + RDMA_HDR_SIZE_BTH + MAX_EXT + pkt->payload_len + 3;
+    uint32_t hbh = pkt->ioam.present ? rdma_ioam_hbh_bytes(&pkt->ioam) : 0;
+    uint32_t cap = overhead(nic) + hbh + RDMA_HDR_SIZE_BTH + MAX_EXT + pkt->payload_len + 3;
     if (cap < ETH_MIN)
         cap = ETH_MIN;
     struct sim_network *net = nic->host->node.net;
@@ -89,12 +94,14 @@ static struct sim_frame *wrap(struct sim_nic *nic, const struct sim_qp *qp, stru
         return NULL;
     }
     f->len = (uint32_t)len;
-    f->bth_off = (uint16_t)(l2_len(nic) + ip_len(nic) + UDP_LEN);
+    f->bth_off = (uint16_t)(l2_len(nic) + ip_len(nic) + hbh + UDP_LEN);
     return f;
 }
 
 static struct sim_frame *frame(struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt)
 {
+    if (qp->cc && qp->cc->hpcc && qp->p->ipv6)
+        sim__hpcc_trace(qp, pkt); /* HPCC's telemetry (cc/hpcc.c) */
     return wrap(nic, qp, pkt, qp->p->dscp, qp->p->ecn);
 }
 

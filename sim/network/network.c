@@ -292,7 +292,6 @@ static void build_messages(struct sim_network *net)
             struct sim_mr *from = m->op == SIM_OP_READ ? &dst->mrs[msg->rmr] : &src->mrs[msg->lmr];
             fill_source(from->bytes, m->size, cfg->seed, i);
         }
-        msg->ideal = sim__ideal_time(net, (uint32_t)i);
     }
 }
 
@@ -430,6 +429,25 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
     sim__monitor_create(net);
     sim__faults_create(net);
     sim__pcie_create(net);
+    /* after the PCIe trees: with them, a completion ends in memory */
+    for (size_t i = 0; i < net->cfg->nmsgs; i++)
+        net->msgs[i].ideal = sim__ideal_time(net, (uint32_t)i);
+    /* HPCC's T, unless the NIC sets one: one for the whole network, the
+     * largest base RTT of its queue pairs, as HPCC's ns-3 runs it
+     * (run.py: GLOBAL_T 1; third.cc: maxRtt over the pairs' base RTTs) */
+    sim_time_t t = 0;
+    for (size_t i = 0; i < net->nconns; i++)
+        for (int side = 0; side < 2; side++) {
+            const struct sim_qp *qp = net->conns[i].qp[side];
+            sim_time_t rtt = qp->p->fab.cc == CFG_CC_HPCC ? sim__base_rtt(net, (uint32_t)i, side) : 0;
+            if (rtt > t)
+                t = rtt;
+        }
+    for (size_t i = 0; i < net->nconns; i++)
+        for (int side = 0; side < 2; side++) {
+            struct sim_qp *qp = net->conns[i].qp[side];
+            qp->hpcc_t = qp->p->fab.hpcc.base_rtt ? qp->p->fab.hpcc.base_rtt : t;
+        }
     net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
 }

@@ -6,7 +6,9 @@
  * one step per packet and hop, a small fraction of simulating them.
  * Each switch adds its latency, from the packet's header when it cuts
  * through (net/port.c, fabric/switch.c); a NIC's pipelines lengthen the
- * first and last hop.
+ * first and last hop. With PCIe modelled, the completion is done when its
+ * entry is in memory: the requester's NIC writing it, alone on its PCIe
+ * path, and the root complex's write latency follow the last packet.
  */
 #include <stdlib.h>
 
@@ -113,6 +115,28 @@ static void send_packet(struct pipeline *p, sim_time_t ready, uint64_t bytes)
     p->arrived = t;
 }
 
+sim_time_t sim__base_rtt(const struct sim_network *net, uint32_t conn, int side)
+{
+    const struct sim_conn *c = &net->conns[conn];
+    const struct sim_qp *q = c->qp[side], *peer = c->qp[1 - side];
+    const struct sim_nic *nic = q->nic, *peer_nic = peer->nic;
+    struct sim_path fwd, rev;
+    uint32_t a = net->node_host[c->host[side]], b = net->node_host[c->host[1 - side]];
+    sim__path(net, a, b, q->sport, &fwd);
+    sim__path(net, b, a, peer->sport, &rev);
+    sim_time_t *free_f = sim__xcalloc(2 * (size_t)fwd.n, sizeof *free_f);
+    sim_time_t *free_r = sim__xcalloc(2 * (size_t)rev.n, sizeof *free_r);
+    struct pipeline pf = {&fwd, free_f, free_f + fwd.n, 0, 0}, pr = {&rev, free_r, free_r + rev.n, 0, 0};
+    send_packet(&pf, 0, wire_bytes(net, nic->transport->overhead(nic), nic->opc.req[SIM_OP_WRITE][SIM_POS_ONLY],
+                                   q->mtu));
+    send_packet(&pr, pf.arrived, wire_bytes(net, peer_nic->transport->overhead(peer_nic), peer_nic->opc.ack, 0));
+    free(free_f);
+    free(free_r);
+    sim__path_free(&fwd);
+    sim__path_free(&rev);
+    return pr.arrived;
+}
+
 sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
 {
     const struct cfg_msg *m = &net->cfg->msgs[id];
@@ -164,5 +188,5 @@ sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
     free(free_r);
     sim__path_free(&fwd);
     sim__path_free(&rev);
-    return pr.arrived;
+    return pr.arrived + (nic->pcie ? sim__dma_pcie_completion_alone(nic) : 0);
 }

@@ -32,5 +32,8 @@ void sim__path_free(struct sim_path *path);
  * serialization and propagation on every hop (store and forward), then
  * the acknowledgement or the responses coming back. */
 sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t msg);
+/* The base RTT of side `side` of connection `conn`: a request of a full
+ * MTU out and its acknowledgement back, alone on the network. */
+sim_time_t sim__base_rtt(const struct sim_network *net, uint32_t conn, int side);
 
 #endif

@@ -285,6 +285,7 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
             n->fab.cc == CFG_CC_IBCC                               ? "ibcc"
             : n->fab.cc == CFG_CC_DCTCP                            ? "dctcp"
             : n->fab.cc == CFG_CC_TIMELY                           ? "timely"
+            : n->fab.cc == CFG_CC_HPCC                             ? "hpcc"
             : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
                                                                    : "dcqcn");
     if (n->transport == CFG_TRANSPORT_IWARP) /* RoCE summaries stay as they were */

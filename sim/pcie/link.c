@@ -234,6 +234,16 @@ sim_time_t sim__pcie_write(const struct pcie_path *p, sim_time_t now, sim_time_t
     return path_burst(p, now, t, &b, NULL, left);
 }
 
+/* One TLP of len bytes alone on the path: store and forward, nothing
+ * reserved (the ideal completion time, observe/ideal.c). */
+sim_time_t sim__pcie_tlp_alone(const struct pcie_path *p, uint32_t len)
+{
+    sim_time_t t = p->start;
+    for (uint32_t i = 0; i < p->n; i++)
+        t += ser((uint64_t)len + PCIE_MWR_OVERHEAD, p->hop[i].fs) + p->hop[i].lat;
+    return t;
+}
+
 /* ---- reads and their credits ------------------------------------------------------- */
 static void heap_push(struct pcie_credits *cr, sim_time_t v)
 {

@@ -89,6 +89,7 @@ struct pcie_route {
     struct pcie_path out;  /* writes and read requests */
     struct pcie_path back; /* completions */
     sim_time_t target_latency; /* reads: request arrival to first completion */
+    sim_time_t write_latency;  /* writes: last TLP in to the data in the target's memory */
     uint16_t mps, mrrs, rcb;
     bool rcb_completions;
 };
@@ -104,6 +105,9 @@ struct pcie_credits {
  * arrived; *left is when it left the initiator's link. */
 sim_time_t sim__pcie_write(const struct pcie_path *p, sim_time_t now, sim_time_t t, uint64_t len,
                            uint16_t mps, sim_time_t *left);
+/* How long a posted write of one TLP of len bytes (at most the MPS)
+ * takes alone on p, to its last byte's arrival. */
+sim_time_t sim__pcie_tlp_alone(const struct pcie_path *p, uint32_t len);
 /* A read of len bytes issued at t: returns when its last completion has
  * arrived. */
 sim_time_t sim__pcie_read(const struct pcie_route *r, struct pcie_credits *cr, sim_time_t now,

@@ -131,6 +131,9 @@ static void build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, st
     r->rcb = init->link.rcb;
     r->rcb_completions = init->link.rcb_completions;
     r->target_latency = peer ? target->read_latency : t->rc_read_latency;
+    /* a GPU's own memory writes are not modelled: a peer write is done
+     * when it reaches the GPU */
+    r->write_latency = peer ? 0 : t->rc_write_latency;
 }
 
 static void free_route(struct pcie_route *r)

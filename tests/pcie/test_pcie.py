@@ -43,6 +43,10 @@ GTS = {1: 2.5e9, 2: 5e9, 3: 8e9, 4: 16e9, 5: 32e9}
 INTERVAL = {(16, 256): 168, (8, 256): 203}
 RC_READ_LATENCY = 550_000  # ps, docs/config.md default
 RC_LATENCY = 100_000
+# a write into socket memory is there 140 ns after its last TLP arrived:
+# the root complex's 100 ns and a DDR4-2400 row-miss write, ~40 ns
+# (tRP + tRCD + CWL + burst; docs/config.md, pcie root write_latency)
+RC_WRITE_LATENCY = 140_000
 
 
 def tlp_rate(gen, width, mps=256):
@@ -150,7 +154,8 @@ workload:
 
 class Latency(unittest.TestCase):
     """One 64-byte WRITE alone: each step of its breakdown is the cost of
-    its TLPs or frames."""
+    its TLPs or frames; writes into memory take the root complex's write
+    latency after their last TLP arrived."""
 
     def test_small_write_breakdown(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -177,11 +182,40 @@ workload:
             "wire_ps": ser(frame, 100e9) + delay,
             "dma_write_ps": ser(64 + MWR, rate),
             "ack_ps": ser(ack, 100e9) + delay,
-            "completion_ps": ser(64 + MWR, rate),
+            # the 64-byte completion entry crosses the NIC's link
+            # (6,191.7 ps at 113.7 Gb/s), then 140 ns into memory: 146,191.7
+            "completion_ps": ser(64 + MWR, rate) + RC_WRITE_LATENCY,
         }
+        # the payload, likewise, is in memory 140 ns after its TLP arrived,
+        # and its TLP arrived after the steps up to dma_write_ps
+        want["delivery_ps"] = sum(want[k] for k in PHASES[:6]) + RC_WRITE_LATENCY
         for k, v in want.items():
             self.assertLess(abs(int(m[k]) - v), 4, (k, m[k], v))
         self.assertEqual(sum(int(m[k]) for k in PHASES), int(m["fct_ps"]))
+        # ideal_ps: the network alone (the 162-byte frame, then the 86-byte
+        # ACK back), then the completion entry alone into memory: 12,960 +
+        # 1,000,000 + 6,880 + 1,000,000 + 146,191.7 = 2,166,031.7 ps; the host steps
+        # before the first packet leaves (doorbell, WQE fetch, payload
+        # read) are the hosts' share of the slowdown
+        ideal = ser(frame, 100e9) + delay + ser(ack, 100e9) + delay + ser(64 + MWR, rate) + RC_WRITE_LATENCY
+        self.assertLess(abs(int(m["ideal_ps"]) - ideal), 4, (m["ideal_ps"], ideal))
+
+    def test_root_write_latency_is_a_key(self):
+        """pcie.root.write_latency sets the time from a write's last TLP
+        to its data in memory: 0 ends the completion at the root port."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, """
+pcie: {root: {write_latency: 0ns}}
+topology:
+  hosts: [a, b]
+  links: [{a: a, b: b, rate: 100Gbps, delay: 1us}]
+workload:
+  messages: [{src: a, dst: b, op: write, size: 64}]
+""")
+            p = run(cfg, os.path.join(tmp, "out"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            (m,) = rows(os.path.join(tmp, "out", "messages.csv"))
+        self.assertLess(abs(int(m["completion_ps"]) - ser(64 + MWR, tlp_rate(3, 16))), 4, m["completion_ps"])
 
     def test_every_breakdown_adds_up(self):
         with tempfile.TemporaryDirectory() as tmp:

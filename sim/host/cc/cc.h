@@ -2,7 +2,8 @@
  * algorithm a NIC may run (nic.cc): DCQCN (Zhu et al., SIGCOMM 2015:
  * dcqcn.c, with the notification point that turns CE marks into CNPs),
  * DCTCP's rule applied to a queue pair's rate (dctcp.c), TIMELY (Mittal
- * et al., SIGCOMM 2015: timely.c) and, on InfiniBand, IB CC (ibcc.c).
+ * et al., SIGCOMM 2015: timely.c), HPCC (Li et al., SIGCOMM 2019: hpcc.c)
+ * and, on InfiniBand, IB CC (ibcc.c).
  */
 #ifndef SIM_HOST_CC_H
 #define SIM_HOST_CC_H
@@ -39,6 +40,7 @@ struct sim_dcqcn {
     double rtt_diff;
     sim_time_t last_rtt;
     uint32_t stage;
+    struct sim_hpcc *hpcc; /* HPCC's state (hpcc.c), when it runs */
 };
 struct sim_timely_sent {
     uint32_t psn;
@@ -56,6 +58,17 @@ void sim__dctcp_ack(struct sim_qp *qp, uint32_t psn, bool echo);
 void sim__ibcc_fecn(struct sim_qp *qp);
 void sim__ibcc_becn(struct sim_qp *qp);
 void sim__ibcc_timer(struct sim_qp *qp, sim_time_t at);
+/* HPCC (hpcc.c): set up with base RTT T; free; a request arrived with
+ * a trace (the responder keeps it for the ACK); the frame being built
+ * gets its trace (a request: room for the switches; an ACK: the echo);
+ * an ACK of psn arrived with its echo (the requester). */
+struct rdma_ioam;
+struct rdma_pkt;
+void sim__hpcc_init(struct sim_qp *qp, sim_time_t base_rtt);
+void sim__hpcc_free(struct sim_qp *qp);
+void sim__hpcc_collect(struct sim_qp *qp, const struct rdma_ioam *t);
+void sim__hpcc_trace(const struct sim_qp *qp, struct rdma_pkt *pkt);
+void sim__hpcc_ack(struct sim_qp *qp, uint32_t psn, const struct rdma_ioam *t);
 void sim__dcqcn_init(struct sim_qp *qp);
 /* Notification point: a CE-marked packet arrived for qp. */
 void sim__dcqcn_ce(struct sim_qp *qp);

@@ -45,6 +45,8 @@ void sim__dcqcn_init(struct sim_qp *qp)
     sim_timer_init(&cc->timer);
     cc->last_cnp = SIM_TIME_NEVER;
     qp->cc = cc;
+    if (kind == CFG_CC_HPCC)
+        sim__hpcc_init(qp, qp->hpcc_t);
 }
 
 double sim__dcqcn_rate(const struct sim_qp *qp) { return qp->cc ? qp->cc->rc : line_rate(qp); }
@@ -72,8 +74,8 @@ void sim__dcqcn_ce(struct sim_qp *qp)
         qp->ce_echo = true; /* echoed in the next acknowledgement */
         return;
     }
-    if (cc->timely)
-        return; /* TIMELY reads delay, not marks */
+    if (cc->timely || cc->hpcc)
+        return; /* TIMELY reads delay, HPCC telemetry, not marks */
     sim_time_t now = sim__qp_now(qp);
     if (cc->last_cnp != SIM_TIME_NEVER && now - cc->last_cnp < params(qp)->cnp_interval)
         return;
@@ -86,7 +88,7 @@ void sim__dcqcn_cnp(struct sim_qp *qp)
     struct sim_dcqcn *cc = qp->cc;
     if (cc && cc->ibcc)
         sim__ibcc_becn(qp);
-    if (!cc || cc->dctcp || cc->timely || cc->ibcc)
+    if (!cc || cc->dctcp || cc->timely || cc->hpcc || cc->ibcc)
         return;
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
@@ -159,7 +161,7 @@ void sim__dcqcn_sent(struct sim_qp *qp, uint64_t wire)
     if (!cc->limited)
         return;
     qp->next_tx = sim__qp_now(qp) + (sim_time_t)((double)wire * 8e12 / cc->rc);
-    if (cc->dctcp || cc->timely || cc->ibcc)
+    if (cc->dctcp || cc->timely || cc->hpcc || cc->ibcc)
         return;
     cc->bytes += wire;
     uint64_t b = params(qp)->byte_counter;
