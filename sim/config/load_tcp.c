@@ -108,23 +108,18 @@ bool sim__nic_tcp(struct loader *L, struct fy_node **v, struct cfg_nic *nic)
 
 /* What the iWARP model does not offer, refused with the message's line:
  * immediate data and atomics (RFC 7306 exists, the model has not got it),
- * two ends of a connection on different transports, the VLAN tag, and
- * PCIe modelled inside the hosts. */
+ * two ends of a connection on different transports, and the VLAN tag. */
 bool sim__check_iwarp(struct loader *L)
 {
     const struct sim_config *cfg = L->cfg;
-    bool any = false;
     for (size_t i = 0; i < cfg->nnodes; i++) {
         const struct cfg_node *n = &cfg->nodes[i];
         if (n->kind != CFG_HOST || n->nic.transport != CFG_TRANSPORT_IWARP)
             continue;
-        any = true;
         if (n->nic.fab.vlan)
             return sim__fail_at(L, &n->pos, "host %s: nic vlan is not offered with transport iwarp",
                                 n->name);
     }
-    if (any && cfg->pcie && cfg->pcie->model)
-        return sim__fail(L, NULL, "pcie: model is not offered with nic transport iwarp");
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         uint8_t a = cfg->nodes[m->src].nic.transport, b = cfg->nodes[m->dst].nic.transport;

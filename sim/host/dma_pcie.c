@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "engine/util.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 #include "pcie/pcie.h"
 
@@ -129,6 +130,17 @@ struct item {
     sim_time_t ready;
 };
 
+/* An iWARP queue pair's responses are the Read Responses it owes, in the
+ * order of their Read Requests (host/iwarp/iwarp.h). */
+static bool iw_item_at(const struct sim_qp *qp, uint32_t i, struct item *it)
+{
+    const struct sim_iw_read *rd;
+    if (!sim__iw_read_at(qp, i, &rd))
+        return false;
+    *it = (struct item){rd->mr, rd->len, 0};
+    return true;
+}
+
 static bool item_at(const struct sim_qp *qp, enum sim_dma_stream s, uint32_t i, struct item *it)
 {
     if (s == SIM_DMA_REQ) {
@@ -138,6 +150,8 @@ static bool item_at(const struct sim_qp *qp, enum sim_dma_stream s, uint32_t i, 
         *it = (struct item){w->lmr, sim__wqe_is_rd_atomic(w) ? 0 : w->len, w->ready_at};
         return true;
     }
+    if (qp->iw)
+        return iw_item_at(qp, i, it);
     if ((int32_t)(i - qp->out_tail) >= 0)
         return false;
     const struct sim_resp_item *r = &qp->out[i & (qp->out_cap - 1)];

@@ -196,6 +196,37 @@ def tcp_segments(path):
     return out
 
 
+class Pcie(unittest.TestCase):
+    """The same PCIe model inside the hosts as RoCE: examples/pcie-host-pair.yaml
+    over iWARP. Every message completes with its data; the Gen3 x8 slot
+    (63 Gb/s of TLP payload) holds a 16 MiB WRITE and READ to its own pace
+    on a 100 Gb/s link, as it holds RoCE's, where Gen3 x16 and Gen4 x16 keep
+    up with the link; and the completion times split into PCIe steps."""
+
+    @limit(180)
+    def test_pcie_host_pair(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fct = {}
+            for transport in ("roce", "iwarp"):
+                out = os.path.join(tmp, transport)
+                run_sim(os.path.join(EXAMPLES, "pcie-host-pair.yaml"), out, "--set", f"nic.transport={transport}",
+                        "--set", "payload=data", "--set", "nic.tcp.delayed_ack=1us")
+                s = summary(out)
+                self.assertEqual(s["totals"]["completed"], s["totals"]["messages"])
+                self.assertEqual(s["totals"]["data_verified"], s["totals"]["messages"])
+                rows = table(out, "messages.csv")
+                fct[transport] = {(m["src"], m["op"]): int(m["fct_ps"]) for m in rows if m["bytes"] == str(16 << 20)}
+                if transport == "iwarp":
+                    small = [m for m in rows if m["op"] == "write" and m["bytes"] == "64"]
+                    self.assertTrue(all(int(m["payload_read_ps"]) > 0 and int(m["doorbell_ps"]) > 0
+                                        and int(m["completion_ps"]) > 0 for m in small))
+            for op in ("write", "read"):
+                iw, roce = fct["iwarp"], fct["roce"]
+                # PCIe-bound: Gen3 x8 takes 1.8x as long as Gen3 x16 on either transport
+                self.assertGreater(iw[("g3x8-a", op)], 1.6 * iw[("g3x16-a", op)], op)
+                self.assertLess(abs(iw[("g3x8-a", op)] / roce[("g3x8-a", op)] - 1), 0.05, op)
+
+
 class Close(unittest.TestCase):
     def test_a_connection_whose_work_is_done_closes_with_fins(self):
         # the first connection is done long before the second: both its

@@ -88,6 +88,7 @@ static void push_read(struct sim_qp *qp, const struct sim_mr *mr, const struct r
         .sink_stag = rr->sinkstag,
         .sink_to = rr->sinkto,
     };
+    qp->nic->dma->ahead(qp->nic, qp, SIM_DMA_RESP); /* the DMA path may start reading it */
     sim__tcp_kick(&iw->tcp);
 }
 

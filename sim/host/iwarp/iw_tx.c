@@ -12,10 +12,11 @@
  *   send      Send on QN 0, MSN per message, MO per piece (RFC 5041 4.4)
  *   send_inv  Send with Invalidate, the STag to invalidate in the header
  *
- * A Write or Send completes once TCP has every octet of its last FPDU
- * acknowledged (the peer's RNIC then has placed it: it places in order);
- * a Read once its last Read Response has been placed (iw_rx.c). Work
- * requests complete in order.
+ * An FPDU leaves only once its payload is in the NIC (the DMA seam: read
+ * over PCIe when modelled). A Write or Send completes once TCP has every
+ * octet of its last FPDU acknowledged (the peer's RNIC then has placed it:
+ * it places in order); a Read once its last Read Response has been placed
+ * (iw_rx.c). Work requests complete in order.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -168,8 +169,11 @@ static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw
     if (qp->error || qp->sq_next == qp->sq_tail)
         return false;
     struct sim_wqe *w = sim__wqe(qp, qp->sq_next);
-    if (w->ready_at > sim__qp_now(qp))
+    if (w->ready_at > sim__qp_now(qp)) {
+        /* not in the NIC yet (doorbell and WQE fetch): look again then */
+        sim__nic_wake_at(qp->nic, qp, w->ready_at);
         return false;
+    }
     uint64_t off = qp->req_offset;
     uint32_t left = (uint32_t)(w->len - off);
     r->kind = IW_FPDU;
@@ -216,6 +220,10 @@ static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw
         break;
     }
     }
+    /* the payload must be in the NIC (read over PCIe when modelled; the
+     * DMA path wakes the queue pair when it is) */
+    if (r->len && !qp->nic->dma->fetch(qp->nic, qp, SIM_DMA_REQ, qp->sq_next, off, r->len))
+        return false;
     r->last = off + r->len == w->len;
     if (r->last && w->op != SIM_OP_WRITE)
         iw->msn_tx[SIM_IW_QN_SEND]++;
@@ -238,6 +246,8 @@ static bool response(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_i
     r->mr = rd->mr;
     r->off = rd->off + rd->sent;
     r->len = fit(iw, seq, RDMA_DDP_TAGGED_LEN, left < n ? left : n);
+    if (r->len && !qp->nic->dma->fetch(qp->nic, qp, SIM_DMA_RESP, iw->read_head, rd->sent, r->len))
+        return false;
     r->stag = rd->sink_stag;
     r->to = rd->sink_to + rd->sent;
     rd->sent += r->len;

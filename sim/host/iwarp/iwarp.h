@@ -90,6 +90,17 @@ extern const struct sim_transport_ops sim__transport_iwarp;
 
 /* iw_conn.c */
 /* Make qp an iWARP queue pair; the active side opens the connection. */
+/* The Read Response owed at free-running index i, or false past the last
+ * Read Request received: the DMA path reads ahead along them. */
+static inline bool sim__iw_read_at(const struct sim_qp *qp, uint32_t i, const struct sim_iw_read **rd)
+{
+    const struct sim_iw *iw = qp->iw;
+    if ((int32_t)(i - iw->read_tail) >= 0)
+        return false;
+    *rd = &iw->reads[i & (iw->read_cap - 1)];
+    return true;
+}
+
 void sim__iw_attach(struct sim_qp *qp, bool active, uint16_t lport, uint16_t rport, uint32_t mss,
                     uint32_t iss);
 void sim__iw_start(struct sim_qp *qp);
