@@ -174,6 +174,8 @@ class Selecting(unittest.TestCase):
             ("bth.opcode != 0 && bth.opcode < 5 && udp.dstport == 4791",
              "infiniband.bth.opcode != 0 && infiniband.bth.opcode < 5 && udp.dstport == 4791"),
             ("icrc.ok == true && !aeth", "infiniband.invariant.crc && !infiniband.aeth"),
+            # the bound itself: SEND Last with Immediate is opcode 3
+            ("bth.opcode <= 3 && udp.dstport == 4791", "infiniband.bth.opcode <= 3 && udp.dstport == 4791"),
         ]
         for ours, theirs in cases:
             self.assertEqual(self.frames("--filter", ours, PORT69),
