@@ -105,26 +105,36 @@ def row(check, scenario, reference, expected, simulated, unit, tol=None, passed=
 
 
 # ---- analytic checks ------------------------------------------------------------------
-def single_flow(sim):
-    rows = []
-    rate, delay, size = 100 * 10**9, 10**6, 2**20
-    for mtu in (1024, 4096):
-        for nsw in (0, 1, 3):
-            sws = [f"s{i}" for i in range(nsw)]
-            chain = ["h0"] + sws + ["h1"]
-            links = "".join(f"    - {{a: {a}, b: {b}}}\n" for a, b in zip(chain, chain[1:]))
-            out = sim.run(f"""
+def chain_write(sim, nsw, top, rate, head=""):
+    """A 1 MiB WRITE from h0 to h1 through nsw switches in a row: its run
+    directory. top: extra topology keys; head: extra top-level keys."""
+    sws = [f"s{i}" for i in range(nsw)]
+    chain = ["h0"] + sws + ["h1"]
+    links = "".join(f"    - {{a: {a}, b: {b}}}\n" for a, b in zip(chain, chain[1:]))
+    return sim.run(f"""
 seed: 1
 payload: none
-nic: {{mtu: {mtu}}}
-topology:
-  link_defaults: {{rate: 100Gbps, delay: 1us}}
+{head}topology:
+{top}  link_defaults: {{rate: {rate}, delay: 1us}}
   hosts: [h0, h1]
   switches: [{", ".join(sws)}]
   links:
 {links}workload:
   messages: [{{src: h0, dst: h1, op: write, size: 1MiB}}]
 """)
+
+
+def shift(n):
+    """Host i writes 10 MiB to host i + n/2: the workload's message list."""
+    return "".join(f"    - {{src: h{i}, dst: h{(i + n // 2) % n}, size: 10MiB}}\n" for i in range(n))
+
+
+def single_flow(sim):
+    rows = []
+    rate, delay, size = 100 * 10**9, 10**6, 2**20
+    for mtu in (1024, 4096):
+        for nsw in (0, 1, 3):
+            out = chain_write(sim, nsw, "", "100Gbps", head=f"nic: {{mtu: {mtu}}}\n")
             (m,) = table(out, "messages.csv")
             want = write_time(size, mtu, nsw + 1, rate, delay)
             fct = int(m["fct_ps"])
@@ -142,7 +152,7 @@ def fat_tree_shift(sim):
     want = write_time(10 * 2**20, 4096, 6, rate, delay)
     for k in (4, 8):
         n = k ** 3 // 4
-        msgs = "".join(f"    - {{src: h{i}, dst: h{(i + n // 2) % n}, size: 10MiB}}\n" for i in range(n))
+        msgs = shift(n)
         out = sim.run(f"""
 seed: 1
 payload: none
@@ -255,21 +265,7 @@ def infiniband(sim):
     rows = []
     rate, delay, size = 100 * 10**9, 10**6, 2**20
     for nsw in (0, 1, 3):
-        sws = [f"s{i}" for i in range(nsw)]
-        chain = ["h0"] + sws + ["h1"]
-        links = "".join(f"    - {{a: {a}, b: {b}}}\n" for a, b in zip(chain, chain[1:]))
-        out = sim.run(f"""
-seed: 1
-payload: none
-{IB_QUIET}topology:
-  fabric: infiniband
-  link_defaults: {{rate: 4xEDR, delay: 1us}}
-  hosts: [h0, h1]
-  switches: [{", ".join(sws)}]
-  links:
-{links}workload:
-  messages: [{{src: h0, dst: h1, op: write, size: 1MiB}}]
-""")
+        out = chain_write(sim, nsw, "  fabric: infiniband\n", "4xEDR", head=IB_QUIET)
         (m,) = table(out, "messages.csv")
         want = ib_write_time(size, nsw + 1, rate, delay)
         scen = f"1 MiB WRITE on InfiniBand 4x EDR, MTU 4096, {nsw} switch{'es' if nsw != 1 else ''}, 1 us links"
@@ -277,7 +273,7 @@ payload: none
                         "IB wire arithmetic: packets + 2 delimiter bytes, (hops-1) x (9-byte time + 130 ns) "
                         "+ hops x delay, ACK back", want / 1e6, int(m["fct_ps"]) / 1e6, "us", 1e-6))
     n = 128
-    msgs = "".join(f"    - {{src: h{i}, dst: h{(i + n // 2) % n}, size: 10MiB}}\n" for i in range(n))
+    msgs = shift(n)
     out = sim.run(f"""
 seed: 1
 payload: none

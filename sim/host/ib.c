@@ -24,7 +24,6 @@
 #define LRH_LEN 8
 #define ICRC_LEN 4
 #define VCRC_LEN 2
-#define CNP_LEN 16
 #define MAX_EXT 64 /* extended headers of any one RC packet fit in this */
 
 static uint32_t overhead(const struct sim_nic *nic)
@@ -51,17 +50,7 @@ static struct sim_frame *wrap(struct sim_nic *nic, const struct sim_qp *qp, stru
     pkt->lrh.dlid = (uint16_t)(sim__ib_host_lid(net, qp->peer) + bits);
     pkt->lrh.slid = (uint16_t)(sim__ib_host_lid(net, nic->host->host) + bits);
     uint32_t cap = overhead(nic) + RDMA_HDR_SIZE_BTH + MAX_EXT + pkt->payload_len + 3;
-    struct sim_frame *f = sim__frame_alloc(&net->pool, cap);
-    size_t len;
-    if (!f)
-        return NULL;
-    if (rdma_encode(pkt, f->data, sim__frame_cap(f), &len) != RDMA_OK) {
-        sim__frame_free(&net->pool, f);
-        return NULL;
-    }
-    f->len = (uint32_t)len;
-    f->bth_off = LRH_LEN;
-    return f;
+    return sim__nic_encode(nic, pkt, cap, LRH_LEN);
 }
 
 static struct sim_frame *frame(struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt)
@@ -72,12 +61,7 @@ static struct sim_frame *frame(struct sim_nic *nic, const struct sim_qp *qp, str
 static struct sim_frame *cnp(struct sim_nic *nic, const struct sim_qp *qp)
 {
     struct rdma_pkt pkt;
-    memset(&pkt, 0, sizeof pkt);
-    rdma_pkt_set_opcode(&pkt, nic->opc.cnp);
-    pkt.bth.becn = 1;
-    pkt.bth.p_key = 0xffff;
-    pkt.bth.destqp = qp->dest_qpn;
-    pkt.payload_len = CNP_LEN; /* no payload pointer: zeros */
+    sim__nic_cnp_packet(nic, qp, &pkt);
     return wrap(nic, qp, &pkt);
 }
 

@@ -69,6 +69,35 @@ const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
     return r->bytes ? r->bytes + off : nic->host->node.net->fill;
 }
 
+struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
+                                  uint16_t bth_off)
+{
+    struct sim_frame_pool *pool = &nic->host->node.net->pool;
+    struct sim_frame *f = sim__frame_alloc(pool, cap);
+    size_t len;
+    if (!f)
+        return NULL;
+    if (rdma_encode(pkt, f->data, sim__frame_cap(f), &len) != RDMA_OK) {
+        sim__frame_free(pool, f);
+        return NULL;
+    }
+    f->len = (uint32_t)len;
+    f->bth_off = bth_off;
+    return f;
+}
+
+#define CNP_LEN 16
+
+void sim__nic_cnp_packet(const struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt)
+{
+    memset(pkt, 0, sizeof *pkt);
+    rdma_pkt_set_opcode(pkt, nic->opc.cnp);
+    pkt->bth.becn = 1;
+    pkt->bth.p_key = 0xffff;
+    pkt->bth.destqp = qp->dest_qpn;
+    pkt->payload_len = CNP_LEN; /* no payload pointer: zeros */
+}
+
 sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const uint8_t *src,
                           uint32_t len, bool last)
 {

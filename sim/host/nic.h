@@ -123,6 +123,13 @@ struct sim_transport_ops {
     /* A congestion notification (DCQCN) for the queue pair's peer. */
     struct sim_frame *(*cnp)(struct sim_nic *nic, const struct sim_qp *qp);
 };
+/* What the wire formats share: a frame of at least cap bytes from the pool
+ * holding pkt as rdma_encode writes it, its BTH at bth_off (NULL when the
+ * packet does not encode); and a CNP's transport packet (annex A17.9.3,
+ * and IB CC's in annex A10: BECN, 16 reserved bytes) for qp's peer. */
+struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
+                                  uint16_t bth_off);
+void sim__nic_cnp_packet(const struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt);
 extern const struct sim_transport_ops sim__transport_rocev2;
 extern const struct sim_transport_ops sim__transport_ib; /* ib.c */
 

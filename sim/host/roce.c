@@ -27,7 +27,6 @@
 
 #define ETH_LEN 14
 #define VLAN_LEN 4
-#define CNP_LEN 16
 #define UDP_LEN 8
 #define ICRC_LEN 4
 #define ETH_MIN 60
@@ -84,18 +83,7 @@ static struct sim_frame *wrap(struct sim_nic *nic, const struct sim_qp *qp, stru
     uint32_t cap = overhead(nic) + hbh + RDMA_HDR_SIZE_BTH + MAX_EXT + pkt->payload_len + 3;
     if (cap < ETH_MIN)
         cap = ETH_MIN;
-    struct sim_network *net = nic->host->node.net;
-    struct sim_frame *f = sim__frame_alloc(&net->pool, cap);
-    size_t len;
-    if (!f)
-        return NULL;
-    if (rdma_encode(pkt, f->data, sim__frame_cap(f), &len) != RDMA_OK) {
-        sim__frame_free(&net->pool, f);
-        return NULL;
-    }
-    f->len = (uint32_t)len;
-    f->bth_off = (uint16_t)(l2_len(nic) + ip_len(nic) + hbh + UDP_LEN);
-    return f;
+    return sim__nic_encode(nic, pkt, cap, (uint16_t)(l2_len(nic) + ip_len(nic) + hbh + UDP_LEN));
 }
 
 static struct sim_frame *frame(struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt)
@@ -108,12 +96,7 @@ static struct sim_frame *frame(struct sim_nic *nic, const struct sim_qp *qp, str
 static struct sim_frame *cnp(struct sim_nic *nic, const struct sim_qp *qp)
 {
     struct rdma_pkt pkt;
-    memset(&pkt, 0, sizeof pkt);
-    rdma_pkt_set_opcode(&pkt, nic->opc.cnp);
-    pkt.bth.becn = 1;
-    pkt.bth.p_key = 0xffff;
-    pkt.bth.destqp = qp->dest_qpn;
-    pkt.payload_len = CNP_LEN; /* no payload pointer: zeros */
+    sim__nic_cnp_packet(nic, qp, &pkt);
     return wrap(nic, qp, &pkt, qp->p->fab.dcqcn.cnp_dscp, 0);
 }
 

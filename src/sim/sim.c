@@ -59,6 +59,19 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* On a terminal, at most twice a second: whether to redraw the line, and
+ * the time now. */
+static bool redraw(struct progress *pg, double *now)
+{
+    if (!pg->tty)
+        return false;
+    *now = wall_now();
+    if (*now - pg->last < 0.5)
+        return false;
+    pg->last = *now;
+    return true;
+}
+
 static void show_progress(void *arg, const struct sim *sim)
 {
     struct progress *pg = arg;
@@ -66,12 +79,9 @@ static void show_progress(void *arg, const struct sim *sim)
         sim_stop(sim_network_engine(pg->net));
         return;
     }
-    if (!pg->tty)
+    double now;
+    if (!redraw(pg, &now))
         return;
-    double now = wall_now();
-    if (now - pg->last < 0.5)
-        return;
-    pg->last = now;
     double elapsed = now - pg->start, done = sim_network_progress(pg->net);
     double rate = elapsed > 0 ? (double)sim_events_processed(sim) / elapsed : 0;
     fprintf(stderr, "\r  simulated %.3f us, %.2f M events/s", (double)sim_now(sim) / 1e6, rate / 1e6);
@@ -94,12 +104,9 @@ static void show_setup(void *arg, const char *stage, double done)
         raise(interrupted); /* the handler was reset: end as the signal asks */
         return;
     }
-    if (!pg->tty)
+    double now;
+    if (!redraw(pg, &now))
         return;
-    double now = wall_now();
-    if (now - pg->last < 0.5)
-        return;
-    pg->last = now;
     fprintf(stderr, "\r  setting up: %s, %.0f%%, %.1f s\033[K", stage, done * 100, now - pg->start);
     pg->shown = true;
 }

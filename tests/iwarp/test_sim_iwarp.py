@@ -46,6 +46,14 @@ def tcp_sides(out):
             for s, side in enumerate(f["sides"]) if "tcp" in side}
 
 
+def run_tcp(cfg):
+    """Run cfg: the totals of summary.json and the TCP sides (tcp_sides)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        run_sim(write_config(tmp, cfg), out)
+        return summary(out)["totals"], tcp_sides(out)
+
+
 def two_hosts(nic="", links="", extra=""):
     return f"""seed: 1
 payload: data
@@ -281,13 +289,11 @@ class Recovery(unittest.TestCase):
                  "    - {a: h1, b: s0, rate: 10Gbps, delay: 5us, mtu: 1500}")
         extra = ("faults:\n  - {a: h0, b: s0, down: 300us, up: 300.5us}\n"
                  "workload:\n  messages:\n    - {src: h0, dst: h1, op: write, size: 4MiB}")
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "out")
-            run_sim(write_config(tmp, two_hosts(links=links, extra=extra)), out)
-            self.assertEqual(summary(out)["totals"]["data_verified"], 1)
-            x = tcp_sides(out)[(0, 0)]
-            self.assertEqual((x["retransmitted_segments"], x["fast_retransmits"], x["rto"]), (1, 1, 0))
-            self.assertGreaterEqual(x["dupacks"], 3)
+        t, sides = run_tcp(two_hosts(links=links, extra=extra))
+        self.assertEqual(t["data_verified"], 1)
+        x = sides[(0, 0)]
+        self.assertEqual((x["retransmitted_segments"], x["fast_retransmits"], x["rto"]), (1, 1, 0))
+        self.assertGreaterEqual(x["dupacks"], 3)
 
     def test_a_burst_of_drops_is_repaired_by_sack_recovery(self):
         # slow start overshoots a 64 KiB buffer before a 10:1 step down
@@ -296,18 +302,15 @@ class Recovery(unittest.TestCase):
         extra = "workload:\n  messages:\n    - {src: h0, dst: h1, op: write, size: 8MiB}"
         cfg = two_hosts(links=links, extra=extra).replace("topology:\n",
                                                          "topology:\n  switch_defaults: {buffer: 64KiB}\n")
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "out")
-            run_sim(write_config(tmp, cfg), out)
-            t = summary(out)["totals"]
-            self.assertEqual(t["data_verified"], 1)
-            self.assertGreater(t["tail_drops"], 10)
-            x = tcp_sides(out)[(0, 0)]
-            self.assertEqual(x["retransmitted_segments"], t["tail_drops"])
-            self.assertGreaterEqual(x["sack_recoveries"], 1)
-            # several drops in one window, repaired in one recovery each
-            self.assertLess(x["sack_recoveries"], t["tail_drops"])
-            self.assertEqual(x["rto"], 0)
+        t, sides = run_tcp(cfg)
+        self.assertEqual(t["data_verified"], 1)
+        self.assertGreater(t["tail_drops"], 10)
+        x = sides[(0, 0)]
+        self.assertEqual(x["retransmitted_segments"], t["tail_drops"])
+        self.assertGreaterEqual(x["sack_recoveries"], 1)
+        # several drops in one window, repaired in one recovery each
+        self.assertLess(x["sack_recoveries"], t["tail_drops"])
+        self.assertEqual(x["rto"], 0)
 
     def test_a_dead_path_is_waited_out_by_timeouts_that_double(self):
         links = ("    - {a: h0, b: s0, rate: 10Gbps, delay: 1us, mtu: 1500, trace: true}\n"
