@@ -188,10 +188,6 @@ static const char *get_trace(const uint8_t *h, uint32_t olen, struct rdma_ioam *
     t->flags = (uint8_t)(w >> 7 & 15);
     t->remaining = (uint8_t)(w & 127);
     t->trace_type = rdma_get_be32(h + 4) >> 8;
-    t->nnodes = t->slots = 0;
-    t->nodes_decoded = false;
-    t->data = NULL;
-    t->node = NULL;
     uint32_t data = olen - TRACE_HDR, node = (uint32_t)t->node_len * 4;
     if (!node)
         return "IOAM NodeLen is zero";
@@ -217,7 +213,9 @@ static const char *get_trace(const uint8_t *h, uint32_t olen, struct rdma_ioam *
 
 const char *rdma__ioam_get(const uint8_t *hbh, size_t len, size_t hbh_at, struct rdma_ioam *t)
 {
-    t->present = false;
+    /* Whole, before any early return: a packet decoded into the same
+     * struct before may have left nodes pointing into its own frame. */
+    *t = (struct rdma_ioam){0};
     if (len < HBH_FIXED || len < ((size_t)hbh[1] + 1) * 8)
         return NULL; /* the extension-header walk reports it */
     size_t end = ((size_t)hbh[1] + 1) * 8, i = HBH_FIXED;

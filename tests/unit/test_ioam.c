@@ -4,6 +4,7 @@
  * place with the ICRC still valid, every prefix truncated, malformed
  * headers, and both printers.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
@@ -230,6 +231,36 @@ START_TEST(malformed_traces)
 }
 END_TEST
 
+/* A packet decoded into a struct that held a trace with nodes, whose own
+ * trace option is too short for its header: the printers must not read
+ * the earlier frame's nodes (it may be freed by then, as a capture reader's
+ * buffer is). */
+START_TEST(short_trace_after_a_full_one)
+{
+    uint8_t *f = malloc(UNIT_FRAME_MAX);
+    struct rdma_pkt pkt, got;
+    size_t len = build(f, 2, 1, &pkt), at = ETH + IPV6 + 8;
+    struct rdma_decode_config cfg;
+    rdma_decode_config_init(&cfg);
+    ck_assert_int_eq(rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, f, len, len, &got), RDMA_OK);
+    ck_assert_uint_eq(got.ioam.nnodes, 1);
+    uint8_t *g = malloc(len);
+    memcpy(g, f, len);
+    free(f);
+    g[at - 3] = 4; /* option length: 2 + 2 octets of the 8-octet trace header */
+    ck_assert_int_eq(rdma_decode(&cfg, RDMA_LINKTYPE_ETHERNET, g, len, len, &got), RDMA_MALFORMED);
+    ck_assert_str_eq(got.reason, "IOAM trace option shorter than its header");
+    ck_assert(got.ioam.present);
+    ck_assert(!got.ioam.nodes_decoded);
+    ck_assert_uint_eq(got.ioam.nnodes, 0);
+    ck_assert_ptr_null(got.ioam.data);
+    char buf[4096];
+    ck_assert_uint_gt(rdma_format_summary(&got, buf, sizeof buf), 0);
+    ck_assert_uint_gt(rdma_format_json(&got, buf, sizeof buf), 0);
+    free(g);
+}
+END_TEST
+
 START_TEST(printers)
 {
     uint8_t f[UNIT_FRAME_MAX];
@@ -264,6 +295,7 @@ int main(void)
     tcase_add_test(tc, nodes_push_in_place);
     tcase_add_test(tc, every_prefix_truncated);
     tcase_add_test(tc, malformed_traces);
+    tcase_add_test(tc, short_trace_after_a_full_one);
     tcase_add_test(tc, printers);
     suite_add_tcase(s, tc);
     return check_run(s);
