@@ -41,11 +41,11 @@ static const char *const ibsw_event_names[IBSW_EV_COUNT] = {"forward"};
 #define FECN_AT (LRH_LEN + 4) /* BTH byte 4: FECN is its top bit */
 #define MIN_PACKET (LRH_LEN + 12 + 4 + 2)
 
-static void rewrite_vcrc(struct sim_frame *f)
+static void rewrite_vcrc(struct sim_network *net, struct sim_frame *f)
 {
-    uint16_t vcrc = rdma_vcrc(f->data, f->len - 2);
-    f->data[f->len - 2] = (uint8_t)vcrc;
-    f->data[f->len - 1] = (uint8_t)(vcrc >> 8);
+    uint16_t vcrc = rdma_vcrc(sim__frame_bytes(f, net->fill, net->rx_bytes, f->len), f->len - 2);
+    *sim__frame_byte(f, f->len - 2) = (uint8_t)vcrc;
+    *sim__frame_byte(f, f->len - 1) = (uint8_t)(vcrc >> 8);
 }
 
 static void enqueue(struct sim_switch *sw, struct sim_frame *f, uint16_t in, uint32_t out,
@@ -82,7 +82,7 @@ static void ib_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     unsigned vl = net->cfg->ib.sl2vl[f->data[1] >> 4];
     if (vl != in_vl) {
         f->data[0] = (uint8_t)(vl << 4 | (f->data[0] & 0x0f));
-        rewrite_vcrc(f);
+        rewrite_vcrc(net, f);
     }
     uint64_t wire = (uint64_t)f->len + in->wire_extra;
     struct sim_port *op = n->ports[out];
@@ -121,7 +121,7 @@ static void ib_tx_ready(struct sim_node *n, struct sim_port *port)
         ++sp->ibcc_count > ib->cc.marking_rate && !(it.f->data[FECN_AT] & 0x80)) {
         sp->ibcc_count = 0;
         it.f->data[FECN_AT] |= 0x80;
-        rewrite_vcrc(it.f);
+        rewrite_vcrc(n->net, it.f);
         port->st.ecn_marked++;
     }
     sim__vlarb_sent(&sp->vlarb, it.len);

@@ -233,8 +233,10 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     struct rdma_pkt pkt;
     uint32_t src, dst, out;
     uint16_t sport;
-    enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, f->len, f->len, &pkt);
-    if (st != RDMA_OK || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst) ||
+    /* the headers are all a switch reads: a frame that leaves out its
+     * fill decodes as one captured up to it */
+    enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, sim__frame_head(f), f->len, &pkt);
+    if ((st != RDMA_OK && !(f->fill_len && rdma_pkt_snapped(&pkt))) || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst) ||
         (out = route(sw, src, dst, sport)) == UINT32_MAX) {
         n->bad_frames++;
         sim__frame_free(&net->pool, f);

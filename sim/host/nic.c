@@ -69,12 +69,29 @@ const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
     return r->bytes ? r->bytes + off : nic->host->node.net->fill;
 }
 
+#define ICRC_LEN 4 /* IBA vol. 1 7.8.1 */
+#define VCRC_LEN 2 /* IBA vol. 1 7.8.2: native InfiniBand only */
+
 struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
                                   uint16_t bth_off)
 {
-    struct sim_frame_pool *pool = &nic->host->node.net->pool;
-    struct sim_frame *f = sim__frame_alloc(pool, cap);
+    struct sim_network *net = nic->host->node.net;
+    struct sim_frame_pool *pool = &net->pool;
     size_t len;
+    if (pkt->payload == net->fill && pkt->payload_len >= SIM_FILL_MIN) {
+        /* payload: none: the frame keeps all but its payload, which the
+         * receiver puts back from the same pattern */
+        if (rdma_encode(pkt, net->tx_bytes, sizeof net->tx_bytes, &len) != RDMA_OK)
+            return NULL;
+        uint32_t pad = net->tx_bytes[bth_off + 1] >> 4 & 3u;
+        uint32_t crcs = ICRC_LEN + (pkt->linktype == RDMA_LINKTYPE_INFINIBAND ? VCRC_LEN : 0);
+        uint32_t fill_at = (uint32_t)len - crcs - pad - pkt->payload_len;
+        struct sim_frame *f = sim__frame_without_fill(pool, net->tx_bytes, (uint32_t)len, fill_at, pkt->payload_len);
+        if (f)
+            f->bth_off = bth_off;
+        return f;
+    }
+    struct sim_frame *f = sim__frame_alloc(pool, cap);
     if (!f)
         return NULL;
     if (rdma_encode(pkt, f->data, sim__frame_cap(f), &len) != RDMA_OK) {
@@ -84,6 +101,12 @@ struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pk
     f->len = (uint32_t)len;
     f->bth_off = bth_off;
     return f;
+}
+
+const uint8_t *sim__nic_frame_bytes(struct sim_nic *nic, const struct sim_frame *f)
+{
+    struct sim_network *net = nic->host->node.net;
+    return sim__frame_bytes(f, net->fill, net->rx_bytes, f->len);
 }
 
 #define CNP_LEN 16

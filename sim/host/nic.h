@@ -129,6 +129,8 @@ struct sim_transport_ops {
  * and IB CC's in annex A10: BECN, 16 reserved bytes) for qp's peer. */
 struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
                                   uint16_t bth_off);
+/* A received frame's bytes in one piece, to decode (net/net.h). */
+const uint8_t *sim__nic_frame_bytes(struct sim_nic *nic, const struct sim_frame *f);
 void sim__nic_cnp_packet(const struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt);
 extern const struct sim_transport_ops sim__transport_rocev2;
 extern const struct sim_transport_ops sim__transport_ib; /* ib.c */

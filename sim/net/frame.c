@@ -15,6 +15,7 @@
  * chunk then has to be faulted in afresh.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "engine/util.h"
@@ -23,7 +24,7 @@
 #define SLAB_FRAMES 64
 #define CHUNK ((size_t)2 << 20) /* a huge page on x86-64 and most arm64 */
 
-static const uint32_t class_cap[SIM_FRAME_CLASSES] = {128, 320, 576, 1088, 2112, 4224, 9216};
+static const uint32_t class_cap[SIM_FRAME_CLASSES] = {96, 128, 320, 576, 1088, 2112, 4224, SIM_FRAME_MAX};
 
 /* Frames start on cache lines, so that a frame's header and the first
  * bytes of its data, which every hop reads, share one line. */
@@ -75,17 +76,72 @@ struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap)
         refill(pool, cls);
     struct sim_frame *f = pool->free[cls];
     pool->free[cls] = f->next;
+    pool->live_bytes += frame_size(cls);
+    if (++pool->live > pool->peak) {
+        pool->peak = pool->live;
+        pool->peak_bytes = pool->live_bytes;
+    }
     f->next = NULL;
     f->len = 0;
     f->bth_off = 0;
     f->flags = 0;
+    f->fill_at = f->fill_len = 0;
     return f;
+}
+
+struct sim_frame *sim__frame_without_fill(struct sim_frame_pool *pool, const uint8_t *bytes, uint32_t len,
+                                          uint32_t fill_at, uint32_t fill_len)
+{
+    uint32_t tail = len - fill_at - fill_len;
+    struct sim_frame *f = sim__frame_alloc(pool, fill_at + tail);
+    if (!f)
+        return NULL;
+    memcpy(f->data, bytes, fill_at);
+    memcpy(f->data + fill_at, bytes + fill_at + fill_len, tail);
+    f->len = len;
+    f->fill_at = (uint16_t)fill_at;
+    f->fill_len = (uint16_t)fill_len;
+    return f;
+}
+
+const uint8_t *sim__frame_bytes(const struct sim_frame *f, const uint8_t *fill, uint8_t *buf, uint32_t n)
+{
+    if (n > f->len)
+        n = f->len;
+    if (n <= sim__frame_head(f))
+        return f->data;
+    uint32_t in_fill = n - f->fill_at < f->fill_len ? n - f->fill_at : f->fill_len;
+    memcpy(buf, f->data, f->fill_at);
+    memcpy(buf + f->fill_at, fill, in_fill);
+    uint32_t after = n - f->fill_at - in_fill;
+    memcpy(buf + f->fill_at + f->fill_len, f->data + f->fill_at, after);
+    return buf;
+}
+
+struct sim_frame *sim__frame_whole(struct sim_frame_pool *pool, struct sim_frame *f, const uint8_t *fill)
+{
+    if (!f->fill_len)
+        return f;
+    struct sim_frame *w = sim__frame_alloc(pool, f->len);
+    sim__frame_bytes(f, fill, w->data, f->len);
+    w->len = f->len;
+    w->bth_off = f->bth_off;
+    w->flags = f->flags;
+    w->in = f->in;
+    w->out = f->out;
+    w->prio = f->prio;
+    w->l3 = f->l3;
+    w->aux = f->aux;
+    sim__frame_free(pool, f);
+    return w;
 }
 
 void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f)
 {
     f->next = pool->free[f->cls];
     pool->free[f->cls] = f;
+    pool->live--;
+    pool->live_bytes -= frame_size(f->cls);
 }
 
 void sim__pool_fini(struct sim_frame_pool *pool)
@@ -95,3 +151,5 @@ void sim__pool_fini(struct sim_frame_pool *pool)
     free(pool->chunks);
     *pool = (struct sim_frame_pool){0};
 }
+
+uint64_t sim__pool_bytes(const struct sim_frame_pool *pool) { return (uint64_t)pool->nchunks * CHUNK; }

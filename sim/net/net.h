@@ -26,7 +26,7 @@
 #define SIM_MAX_PAYLOAD 4096
 
 /* ---- frames ----------------------------------------------------------- */
-#define SIM_FRAME_CLASSES 7
+#define SIM_FRAME_CLASSES 8
 
 struct sim_frame {
     struct sim_frame *next;
@@ -40,8 +40,20 @@ struct sim_frame {
     uint8_t prio, l3;
     uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
                        * while a responder holds the frame out of order: its PSN */
+    /* With payload: none, a frame holds its headers and its tail (pad and
+     * CRCs) in data, and only says where its payload, the first fill_len
+     * bytes of the fill pattern (sim_network.fill), lies between them:
+     * bytes [fill_at, fill_at + fill_len) of the frame. fill_len 0: data
+     * holds every byte. */
+    uint16_t fill_at, fill_len;
     uint8_t data[];
 };
+
+/* A payload worth leaving out of the frame: shorter ones are stored, as
+ * the bookkeeping would cost about what it saves. */
+#define SIM_FILL_MIN 64
+/* The most bytes a frame has on the wire (sim_frame_pool's largest class). */
+#define SIM_FRAME_MAX 9216
 
 /* The first request a queue pair resends after its retransmission timer
  * fired, carrying the PSN the requester had sent up to: the responder
@@ -57,12 +69,39 @@ struct sim_frame_pool {
     size_t nchunks;
     char *chunk_at; /* the unused rest of the last chunk */
     size_t chunk_left;
+    /* frames allocated and not freed, and their bytes (headers included):
+     * now, and when there were the most at once */
+    uint64_t live, live_bytes, peak, peak_bytes;
 };
 
 struct sim_frame *sim__frame_alloc(struct sim_frame_pool *pool, uint32_t cap);
 void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f);
 uint32_t sim__frame_cap(const struct sim_frame *f);
 void sim__pool_fini(struct sim_frame_pool *pool);
+/* Bytes the pool has taken from the system for its frames. */
+uint64_t sim__pool_bytes(const struct sim_frame_pool *pool);
+/* A frame of the len bytes at `bytes`, whose bytes [fill_at, fill_at +
+ * fill_len) are the fill pattern's first fill_len: it holds the others
+ * only. NULL when even those do not fit a frame. */
+struct sim_frame *sim__frame_without_fill(struct sim_frame_pool *pool, const uint8_t *bytes, uint32_t len,
+                                          uint32_t fill_at, uint32_t fill_len);
+/* The bytes the frame holds: all of them, or those before the fill. */
+static inline uint32_t sim__frame_head(const struct sim_frame *f)
+{
+    return f->fill_len ? f->fill_at : f->len;
+}
+/* The frame's byte at offset off, where it is held (off outside the fill). */
+static inline uint8_t *sim__frame_byte(struct sim_frame *f, uint32_t off)
+{
+    return &f->data[off >= (uint32_t)f->fill_at + f->fill_len ? off - f->fill_len : off];
+}
+/* The first n bytes of the frame in one piece: its data, or, when it
+ * leaves out its fill, assembled into buf (room for n bytes) from what it
+ * holds and the pattern `fill`. */
+const uint8_t *sim__frame_bytes(const struct sim_frame *f, const uint8_t *fill, uint8_t *buf, uint32_t n);
+/* The frame with every byte held (a bit error is about to change one of
+ * its fill's): f itself, or a copy that replaces it (f is freed). */
+struct sim_frame *sim__frame_whole(struct sim_frame_pool *pool, struct sim_frame *f, const uint8_t *fill);
 
 /* ---- ports and links ---------------------------------------------------- */
 struct sim_port_stats {
@@ -360,6 +399,12 @@ struct sim_network {
     /* The payload of frames with payload: none, one copy for every NIC so
      * that it stays in cache: byte i is i mod 256. */
     uint8_t fill[SIM_MAX_PAYLOAD];
+    /* Where a receiving node assembles a frame that leaves out its fill
+     * (sim__frame_bytes), to decode it: one at a time, as nodes receive
+     * one frame at a time. */
+    uint8_t rx_bytes[SIM_FRAME_MAX];
+    /* Where a NIC encodes a frame before keeping all but its fill. */
+    uint8_t tx_bytes[SIM_FRAME_MAX];
     uint64_t finished; /* messages completed or failed */
     struct sim_monitor *monitor; /* the monitor and its records (observe/observe.h) */
     struct sim_faults *faults;   /* link faults (fault.c); NULL without */

@@ -32,7 +32,7 @@
 #include "engine/util.h"
 #include "net/net.h"
 
-static void corrupt(struct sim_port *p, struct sim_frame *f);
+static struct sim_frame *corrupt(struct sim_port *p, struct sim_frame *f);
 
 /* The frame's last bit (or, towards a cut-through switch, its header) is
  * on the wire at t: loss, bit errors, and arrival a propagation delay
@@ -45,7 +45,7 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
         return;
     }
     if (p->noisy && p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
-        corrupt(p, f);
+        f = corrupt(p, f);
     /* a switch's forwarding latency delays what it forwards: the frame
      * reaches it that much later, without an event of its own */
     sim_time_t at = t + p->delay;
@@ -97,14 +97,25 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
     p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, len};
 }
 
-static void corrupt(struct sim_port *p, struct sim_frame *f)
+/* A bit error anywhere after the BTH's first word: in a frame that leaves
+ * out its fill, the fill too, which the frame then takes in whole. */
+static struct sim_frame *corrupt(struct sim_port *p, struct sim_frame *f)
 {
     uint32_t from = f->bth_off + 5;
     if (f->len <= from)
-        return;
+        return f;
     uint64_t bit = sim_rng_below(&p->comp.rng, (uint64_t)(f->len - from) * 8);
-    f->data[from + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    uint32_t at = from + (uint32_t)(bit / 8);
+    if (at >= f->fill_at && at < (uint32_t)f->fill_at + f->fill_len) {
+        struct sim_network *net = p->node->net;
+        struct sim_frame *whole = sim__frame_whole(&net->pool, f, net->fill);
+        if (p->sending == f) /* handed over early: tx_done must not see the old one */
+            p->sending = whole;
+        f = whole;
+    }
+    *sim__frame_byte(f, at) ^= (uint8_t)(1u << (bit % 8));
     p->st.corrupted++;
+    return f;
 }
 
 static void tx_done(struct sim_port *p)

@@ -94,9 +94,10 @@ void sim__subnet_write(const struct sim_network *net, FILE *f);
  * records, with or without the link's flow control packets. */
 enum sim_pcap_kind { SIM_PCAP_ETHERNET, SIM_PCAP_ERF, SIM_PCAP_ERF_DATA };
 /* A pcap file at path, of frames cut to snaplen bytes, that stops growing
- * at limit bytes (0: no limit). */
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind, char *err,
-                                size_t errcap);
+ * at limit bytes (0: no limit). Frames that leave out their fill are
+ * written whole, with the pattern `fill` (sim_network.fill). */
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind,
+                                const uint8_t *fill, char *err, size_t errcap);
 /* The tap that writes every frame crossing a port into the pcap. */
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
 /* Close and, with keep, rename into place (returns 0 or -1); without keep

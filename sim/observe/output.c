@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,7 +195,7 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
                                        !cfg->ib.enable                 ? SIM_PCAP_ETHERNET
                                        : cfg->ib.trace_flow_control ? SIM_PCAP_ERF
                                                                        : SIM_PCAP_ERF_DATA,
-                                       err, errcap);
+                                       net->fill, err, errcap);
         if (net->pcaps[i]) {
             struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
             tap->next = p->tap;
@@ -462,8 +463,17 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
         fprintf(f, ",\n  \"pcie\": ");
         sim__pcie_write_json(net, f);
     }
-    if (wall >= 0)
+    if (wall >= 0) {
+        /* how this process ran: the frames in flight at most and the
+         * memory holding them, and the peak resident set */
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
+        fprintf(f, ",\n  \"memory\": {\"frames_in_flight_peak\": %llu, \"frames_in_flight_peak_bytes\": %llu, "
+                   "\"frame_pool_bytes\": %llu, \"peak_rss_bytes\": %llu}",
+                (unsigned long long)net->pool.peak, (unsigned long long)net->pool.peak_bytes,
+                (unsigned long long)sim__pool_bytes(&net->pool), (unsigned long long)ru.ru_maxrss * 1024);
+    }
     fprintf(f, "\n}\n");
 }
 

@@ -37,6 +37,8 @@ struct sim_pcap {
     uint64_t limit, bytes; /* the file's size limit (0: none) and its size so far */
     uint64_t cut;          /* frames left out at the limit */
     struct sim_temp temp; /* removed if the process ends on out of memory */
+    const uint8_t *fill;  /* the payload of frames that leave it out */
+    uint8_t whole[SIM_FRAME_MAX]; /* where such a frame is put together */
 };
 
 #define ERF_HDR 16
@@ -59,7 +61,9 @@ static void write_erf(struct sim_pcap *pc, struct pcap_pkthdr *h, sim_time_t t,
     rdma_put_be16(rec + 10, (uint16_t)(ERF_HDR + keep));
     rdma_put_be16(rec + 12, 0); /* nothing lost */
     rdma_put_be16(rec + 14, (uint16_t)f->len);
-    memcpy(rec + ERF_HDR, f->data, keep);
+    const uint8_t *b = sim__frame_bytes(f, pc->fill, rec + ERF_HDR, keep);
+    if (b != rec + ERF_HDR)
+        memcpy(rec + ERF_HDR, b, keep);
     h->caplen = ERF_HDR + keep;
     h->len = ERF_HDR + f->len;
     pcap_dump((u_char *)pc->dump, h, rec);
@@ -86,11 +90,11 @@ static void write_frame(struct sim_tap *tap, sim_time_t t, const struct sim_fram
     if (pc->erf)
         write_erf(pc, &h, t, f);
     else
-        pcap_dump((u_char *)pc->dump, &h, f->data);
+        pcap_dump((u_char *)pc->dump, &h, sim__frame_bytes(f, pc->fill, pc->whole, h.caplen));
 }
 
-struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind, char *err,
-                                size_t errcap)
+struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t limit, enum sim_pcap_kind kind,
+                                const uint8_t *fill, char *err, size_t errcap)
 {
     bool erf = kind != SIM_PCAP_ETHERNET;
     pcap_t *dead = pcap_open_dead_with_tstamp_precision(erf ? DLT_ERF : DLT_EN10MB,
@@ -124,7 +128,7 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t lim
     }
     *pc = (struct sim_pcap){.tap = {.frame = write_frame}, .erf = erf,
                             .link_packets = kind == SIM_PCAP_ERF, .dead = dead, .dump = dump,
-                            .path = copy, .tmp = tmp, .snaplen = snaplen,
+                            .path = copy, .tmp = tmp, .snaplen = snaplen, .fill = fill,
                             .limit = limit, .bytes = PCAP_FILE_HEADER};
     sim__temp_hold(&pc->temp, pc->tmp);
     return pc;

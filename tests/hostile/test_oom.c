@@ -94,7 +94,7 @@ START_TEST(allocation_failure_removes_temporaries)
         if (!freopen("/dev/null", "w", stderr))
             _exit(3);
         char err[256];
-        if (!sim__pcap_open(pcap, 65535, 0, SIM_PCAP_ETHERNET, err, sizeof err))
+        if (!sim__pcap_open(pcap, 65535, 0, SIM_PCAP_ETHERNET, NULL, err, sizeof err))
             _exit(4);
         struct sim_temp a = {0}, b = {0};
         FILE *f = sim__fopen_new(other), *g = sim__fopen_new(kept);

@@ -261,26 +261,32 @@ class Loss(unittest.TestCase):
             self.assertLessEqual(seen_again, retx)
 
     def test_bit_errors_fail_the_icrc_at_the_receiver(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            cfg = write_config(os.path.join(tmp, "c.yaml"), """
+        # with payload: none a frame leaves out its payload (a pattern the
+        # receiver puts back): an error in it must fail the ICRC all the same
+        for payload, fabric in (("data", "roce"), ("none", "roce"), ("none", "infiniband")):
+            with self.subTest(payload=payload, fabric=fabric), tempfile.TemporaryDirectory() as tmp:
+                cfg = write_config(os.path.join(tmp, "c.yaml"), """
 seed: 9
+payload: %s
 nic: {timeout: 30us}
 topology:
+  fabric: %s
   switches: [s]
   hosts: [a, b]
   links: [{a: a, b: s, ber: 1e-6}, {a: b, b: s}]
 workload:
   messages: [{src: a, dst: b, op: write, size: 256KiB, repeat: 8}]
-""")
-            out = os.path.join(tmp, "out")
-            p = run_sim(cfg, out)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            s = summary(out)
-            corrupted = sum(port["corrupted"] for port in s["ports"])
-            self.assertGreater(corrupted, 0)
-            # the switch forwards them; the NIC at the far end drops them
-            self.assertEqual(s["totals"]["bad_frames_dropped"], corrupted)
-            self.assertEqual(s["totals"]["data_verified"], 8)
+""" % (payload, fabric))
+                out = os.path.join(tmp, "out")
+                p = run_sim(cfg, out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                s = summary(out)
+                corrupted = sum(port["corrupted"] for port in s["ports"])
+                self.assertGreater(corrupted, 0)
+                # the switch forwards them; the NIC at the far end drops them
+                self.assertEqual(s["totals"]["bad_frames_dropped"], corrupted)
+                self.assertEqual(s["totals"]["completed"], 8)
+                self.assertEqual(s["totals"]["data_verified"], 8 if payload == "data" else 0)
 
     def test_rnr_nak_waits_for_the_receive(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -294,6 +300,53 @@ workload:
             self.assertGreater(int(rows[0]["end_ps"]), 100 * 10**6)
             self.assertGreater(int(rows[1]["end_ps"]), 150 * 10**6)
             self.assertTrue(all(r["data"] == "ok" for r in rows))
+
+
+class FramesWithoutPayload(unittest.TestCase):
+    """payload: none: a frame in flight holds its headers and its CRCs, not
+    its payload (docs/performance.md)."""
+
+    def test_a_frame_in_flight_costs_its_headers(self):
+        # 64 hosts writing to one: thousands of frames wait in the switch
+        for fabric in ("roce", "infiniband"):
+            per_frame = {}
+            for payload in ("none", "data"):
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = os.path.join(tmp, "out")
+                    p = run_sim(os.path.join(EXAMPLES, "incast-64-roce.yaml"), out, "--wall-time",
+                                "--set", "payload=" + payload, "--set", "topology.fabric=" + fabric)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    mem = summary(out)["memory"]
+                    self.assertGreater(mem["frames_in_flight_peak"], 1000)
+                    per_frame[payload] = mem["frames_in_flight_peak_bytes"] / mem["frames_in_flight_peak"]
+                    self.assertLessEqual(mem["frames_in_flight_peak_bytes"], mem["frame_pool_bytes"])
+            with self.subTest(fabric=fabric):
+                self.assertLessEqual(per_frame["none"], 512, per_frame)
+                # with payload: data they hold it: up to 4 KiB each
+                self.assertGreater(per_frame["data"], 1024, per_frame)
+
+    def test_traced_frames_hold_their_whole_payload(self):
+        # the pcap has every byte: the fill pattern (byte i is i mod 256)
+        # between the headers and an ICRC that checks
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            p = run_sim(os.path.join(EXAMPLES, "write-one-link.yaml"), out, "--set", "payload=none",
+                        "--set", "trace=[h0]")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            path = os.path.join(out, "pcap", "h0-0.pcap")
+            d = subprocess.run([RDMASIM, "decode", "--json", "--strict", path], capture_output=True, text=True)
+            self.assertEqual(d.returncode, 0, d.stderr)
+            frames = [json.loads(line) for line in d.stdout.splitlines()]
+            writes = 0
+            for (_, raw), f in zip(pcap_records(path), frames):
+                n = f.get("payload_len", 0)
+                if n < 64:
+                    continue
+                writes += 1
+                self.assertTrue(f["icrc"]["ok"], f)
+                at = len(raw) - 4 - f["bth"]["padcnt"] - n
+                self.assertEqual(raw[at:at + n], bytes(i % 256 for i in range(n)))
+            self.assertGreater(writes, 10)
 
 
 class Replay(unittest.TestCase):
