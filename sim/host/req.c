@@ -79,6 +79,9 @@ static enum req_state check_limits(struct req_ctx *c)
     uint32_t outstanding = (qp->next_psn - qp->una_psn) & 0xffffff;
     if (outstanding + psns_needed(qp, c->w) > PSN_WINDOW)
         return REQ_IDLE;
+    /* an acknowledgement opens the window again (comp.c wakes the pair) */
+    if (qp->cc && qp->cc->hpcc && sim__hpcc_window_full(qp))
+        return REQ_IDLE;
     return REQ_FETCH;
 }
 

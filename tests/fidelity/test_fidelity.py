@@ -262,6 +262,24 @@ class Hpcc(unittest.TestCase):
                     # a 1 MB-class queue under DCQCN; tens of KB here
                     self.assertLess(sum(q) / len(q), 50_000, q)
 
+    def test_the_window_holds_the_bytes_in_flight(self):
+        # T set to half the path's RTT: W = 100 Gb/s x 2 us = 25,000 bytes,
+        # seven 4 KiB packets (a packet goes while fewer than W are in
+        # flight), and W never grows past W_init. A window-limited flow
+        # moves at most 7 x 4096 bytes per round trip, which takes at
+        # least the four 1 us links: 57.3 Gb/s. Paced at W / T alone it
+        # would run at line rate.
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, bottleneck(1, stop="2ms", nic="cc: hpcc, ipv6: true, hpcc: {base_rtt: 2us}"))
+            out = os.path.join(tmp, "out")
+            run_sim(cfg, out)
+            bound = 7 * 4096 * 8 / 4e-6
+            rates = [float(r["throughput_bps"]) for r in table(out, "rates.csv")
+                     if r["src"] == "h0" and int(r["time_ps"]) > MS // 10]
+            self.assertTrue(rates)
+            self.assertLessEqual(max(rates), bound, rates)
+            self.assertGreater(sum(rates) / len(rates), 0.5 * bound, rates)
+
     def test_needs_ipv6_and_checks_its_keys(self):
         with tempfile.TemporaryDirectory() as tmp:
             for nic, err in (("cc: hpcc", "host 'h0': nic cc hpcc needs ipv6: true: its telemetry rides "

@@ -69,6 +69,8 @@ void sim__hpcc_free(struct sim_qp *qp);
 void sim__hpcc_collect(struct sim_qp *qp, const struct rdma_ioam *t);
 void sim__hpcc_trace(const struct sim_qp *qp, struct rdma_pkt *pkt);
 void sim__hpcc_ack(struct sim_qp *qp, uint32_t psn, const struct rdma_ioam *t);
+/* Whether the queue pair's bytes in flight fill HPCC's window. */
+bool sim__hpcc_window_full(const struct sim_qp *qp);
 void sim__dcqcn_init(struct sim_qp *qp);
 /* Notification point: a CE-marked packet arrived for qp. */
 void sim__dcqcn_ce(struct sim_qp *qp);

@@ -20,8 +20,11 @@
  *     reference window Wc (incStage back to 0, or one more), and sets
  *     lastUpdateSeq to snd_nxt; the others react to it without keeping it
  *     R = W / T, between min_rate and line rate; L = this ACK's telemetry.
- * The NIC paces the queue pair at R, as under the other algorithms; it
- * does not also hold the bytes in flight under W.
+ * The NIC paces the queue pair at R, as under the other algorithms, and
+ * holds its bytes in flight under W (section 3.2: HPCC is window-based,
+ * pacing smooths the window's bursts; HPCC's ns-3 does both, rdma-hw.cc
+ * IsWinBound): a request waits while the PSNs in flight, at one MTU
+ * each, come to W or more; with none in flight one goes, however small W.
  *
  * The trace holds, per hop (fabric/telemetry.c): the time in ns, the
  * octets the egress port has sent, the octets queued there, and its rate
@@ -52,6 +55,7 @@ struct sim_hpcc {
     sim_time_t t;          /* the base RTT */
     double w_init, w_ai, w_min; /* bytes */
     double u, wc;
+    double w; /* the window in force */
     uint32_t stage, last_update_psn;
     bool started;
     uint8_t nhops;
@@ -73,7 +77,7 @@ void sim__hpcc_init(struct sim_qp *qp, sim_time_t base_rtt)
     h->w_init = line * t / 8;
     h->w_ai = rai * t / 8;
     h->w_min = (double)p->min_rate * t / 8;
-    h->wc = h->w_init;
+    h->wc = h->w = h->w_init;
     qp->cc->hpcc = h;
 }
 
@@ -176,7 +180,7 @@ void sim__hpcc_ack(struct sim_qp *qp, uint32_t psn, const struct rdma_ioam *t)
                 tau = t_s;
             h->u = (1 - tau / t_s) * h->u + tau / t_s * umax;
             bool keep = sim__psn_diff(ack, h->last_update_psn) > 0;
-            double w = window(h, p, keep);
+            double w = h->w = window(h, p, keep);
             if (keep)
                 h->last_update_psn = qp->max_psn;
             double line = (double)qp->nic->port->p.rate;
@@ -190,4 +194,10 @@ void sim__hpcc_ack(struct sim_qp *qp, uint32_t psn, const struct rdma_ioam *t)
     }
     h->nhops = t->nnodes;
     memcpy(h->hop, now, t->nnodes * sizeof *now);
+}
+
+bool sim__hpcc_window_full(const struct sim_qp *qp)
+{
+    uint32_t in_flight = (qp->next_psn - qp->una_psn) & 0xffffff;
+    return in_flight && (double)in_flight * qp->mtu >= qp->cc->hpcc->w;
 }
