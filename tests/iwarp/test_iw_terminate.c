@@ -12,12 +12,12 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "host/iwarp/iwarp.h"
 #include "net/net.h"
 #include "sim.h"
 #include "../check_run.h"
+#include "../sim/config_text.h"
 
 /* two READs, a from b, on one connection */
 static const char config[] = "payload: data\n"
@@ -28,25 +28,11 @@ static const char config[] = "payload: data\n"
                              "    - {src: a, dst: b, op: read, size: 4096}\n"
                              "    - {src: a, dst: b, op: read, size: 4096, start: 1us}\n";
 
-static struct sim_config *load(void)
-{
-    char path[] = "/tmp/rdmasim-iwterm-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, config, strlen(config)), (ssize_t)strlen(config));
-    close(fd);
-    char err[1024];
-    struct sim_config *cfg = sim_config_load(path, NULL, 0, err, sizeof err);
-    unlink(path);
-    if (!cfg)
-        ck_abort_msg("%s", err);
-    return cfg;
-}
 
 /* Run with message 0 planted by `plant`; the responder's Terminate code. */
 static unsigned run(void (*plant)(struct sim_network *net), unsigned want0, unsigned want1)
 {
-    struct sim_config *cfg = load();
+    struct sim_config *cfg = config_text_load(config);
     struct sim_network *net = sim_network_create(cfg);
     ck_assert_uint_eq(net->nconns, 1);
     if (plant)

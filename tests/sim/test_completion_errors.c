@@ -17,12 +17,12 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "host/nic.h"
 #include "net/net.h"
 #include "sim.h"
 #include "../check_run.h"
+#include "config_text.h"
 
 /* a WRITE, a READ behind it and a SEND, a to b on one queue pair */
 static const char config[] = "payload: data\n"
@@ -34,20 +34,6 @@ static const char config[] = "payload: data\n"
                              "    - {src: a, dst: b, op: read, size: 4096}\n"
                              "    - {src: a, dst: b, op: send, size: 100, start: 1us}\n";
 
-static struct sim_config *load(void)
-{
-    char path[] = "/tmp/rdmasim-errors-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, config, strlen(config)), (ssize_t)strlen(config));
-    close(fd);
-    char err[1024];
-    struct sim_config *cfg = sim_config_load(path, NULL, 0, err, sizeof err);
-    unlink(path);
-    if (!cfg)
-        ck_abort_msg("%s", err);
-    return cfg;
-}
 
 static void expect(const struct sim_network *net, const unsigned want[3])
 {
@@ -63,7 +49,7 @@ static void expect(const struct sim_network *net, const unsigned want[3])
 
 START_TEST(forged_rkey_is_a_remote_access_error)
 {
-    struct sim_config *cfg = load();
+    struct sim_config *cfg = config_text_load(config);
     struct sim_network *net = sim_network_create(cfg);
     ck_assert_uint_eq(net->nconns, 1);
     net->msgs[0].rkey ^= 0x5a; /* the key byte: rkey = (index + 1) << 8 | key */
@@ -79,7 +65,7 @@ END_TEST
 
 START_TEST(packets_longer_than_the_responders_mtu_are_an_invalid_request)
 {
-    struct sim_config *cfg = load();
+    struct sim_config *cfg = config_text_load(config);
     struct sim_network *net = sim_network_create(cfg);
     struct sim_conn *c = &net->conns[0];
     /* a is host 0, the requester; its peer now expects 1024-byte packets */
@@ -95,7 +81,7 @@ END_TEST
 
 START_TEST(unplanted_network_completes)
 {
-    struct sim_config *cfg = load();
+    struct sim_config *cfg = config_text_load(config);
     struct sim_network *net = sim_network_create(cfg);
     sim_network_run(net);
     for (size_t i = 0; i < net->nmsgs; i++)
@@ -123,7 +109,7 @@ static struct sim_frame *nak_first_ack(struct sim_nic *nic, const struct sim_qp 
 
 START_TEST(an_operational_error_nak_is_a_remote_operational_error)
 {
-    struct sim_config *cfg = load();
+    struct sim_config *cfg = config_text_load(config);
     struct sim_network *net = sim_network_create(cfg);
     struct sim_transport_ops faulty = sim__transport_rocev2;
     faulty.frame = nak_first_ack;
