@@ -9,7 +9,7 @@
  * What each item costs is the run's to say (network/memory_costs.c, which
  * sees the run-time structs); this file counts the items and adds up.
  * The estimate counts what grows with the network and the workload: nodes,
- * ports, the routes (one 4-byte entry per switch and destination host,
+ * ports, the routes (one 2-byte entry per switch and destination host,
  * which dominates large fabrics), queue pairs with their starting queues,
  * messages with their memory regions, each host's PCIe tree when it is
  * modelled, and the message bytes themselves with payload: data. Frames queued in switches come and go with the

@@ -298,16 +298,23 @@ struct sim_node {
 /* ---- routes ---------------------------------------------------------------------
  * Shortest paths by hop count. For each switch and destination host, the
  * set of ports on a shortest path; equal-cost sets are shared, so a switch
- * stores one 4-byte set id per host, never a table per pair of ports. */
+ * stores one 2-byte code per host, never a table per pair of ports: below
+ * the switch's port count, the one port; above, the switch's code-th set
+ * of several ports (of those in `multi` from its multi_base on). The
+ * table of switches x hosts is what large fabrics spend most memory on
+ * (1.25 GiB at k=64 with 4-byte set ids), and every hop reads one entry. */
+#define SIM_ROUTE_NONE UINT16_MAX
 struct sim_port_set {
     uint32_t off, n; /* into route_ports */
 };
 
 struct sim_routes {
-    uint32_t *set_of;          /* [switch slot * nhosts + host] -> set id */
+    uint16_t *code_of;         /* [switch slot * nhosts + host] -> code, SIM_ROUTE_NONE: no path */
     struct sim_port_set *sets; /* per switch, consecutive */
     uint32_t *ports;
-    uint32_t *sets_base;       /* first set id of each switch slot */
+    uint32_t *sets_base;       /* the set id of each switch slot's port 0 */
+    uint32_t *multi;           /* set ids of the several-port sets, per switch slot */
+    uint32_t *multi_base;      /* where each switch slot's start in multi */
     uint32_t *slot_of_node;    /* node -> switch slot */
 };
 

@@ -17,6 +17,7 @@
  * Links that are down (fault.c) are left out; routes are built again when
  * one goes down or comes up.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,25 +30,35 @@ uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, ui
     return (uint32_t)(sim__mix64(k ^ (uint64_t)salt << 32 ^ salt) >> 32);
 }
 
+/* The set id of a switch slot's code (not SIM_ROUTE_NONE). */
+static uint32_t set_of_code(const struct sim_routes *r, const struct sim_node *sw, uint32_t slot, uint32_t code)
+{
+    return code < sw->nports ? r->sets_base[slot] + code : r->multi[r->multi_base[slot] + code - sw->nports];
+}
+
 uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
                     uint32_t hash)
 {
     const struct sim_routes *r = &net->routes;
     uint32_t slot = r->slot_of_node[sw->index];
-    uint32_t id = r->set_of[(size_t)slot * net->nhosts + host];
-    if (id == UINT32_MAX)
+    uint32_t code = r->code_of[(size_t)slot * net->nhosts + host];
+    if (code == SIM_ROUTE_NONE)
         return UINT32_MAX;
-    const struct sim_port_set *s = &r->sets[id];
-    return r->ports[s->off + (s->n == 1 ? 0 : hash % s->n)];
+    if (code < sw->nports) /* one port: the code is its index */
+        return code;
+    const struct sim_port_set *s = &r->sets[set_of_code(r, sw, slot, code)];
+    return r->ports[s->off + hash % s->n];
 }
 
 const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_node *sw,
                                uint32_t host, uint32_t *n)
 {
     const struct sim_routes *r = &net->routes;
-    uint32_t id = r->set_of[(size_t)r->slot_of_node[sw->index] * net->nhosts + host];
-    if (id == UINT32_MAX)
+    uint32_t slot = r->slot_of_node[sw->index];
+    uint32_t code = r->code_of[(size_t)slot * net->nhosts + host];
+    if (code == SIM_ROUTE_NONE)
         return NULL;
+    uint32_t id = set_of_code(r, sw, slot, code);
     *n = r->sets[id].n;
     return &r->ports[r->sets[id].off];
 }
@@ -93,6 +104,10 @@ struct builder {
     uint32_t *multi;
     size_t nmulti, capmulti;
     uint32_t *last; /* per switch slot: the multi-port set it met last */
+    /* per switch slot: the multi-port sets it has codes for, in code order */
+    uint32_t **mine;
+    uint32_t *nmine;
+    size_t *capmine;
 };
 
 static uint32_t add_set(struct builder *b, const uint32_t *ports, uint32_t n)
@@ -112,12 +127,11 @@ static bool same_set(const struct builder *b, uint32_t id, const uint32_t *cand,
     return s->n == nc && !memcmp(&b->r->ports[s->off], cand, nc * sizeof *cand);
 }
 
-/* The set id of switch `slot` for the nc ports in cand; a switch mostly
- * meets the set it met last (its up-links, from every group but one). */
-static uint32_t set_id(struct builder *b, uint32_t slot, const uint32_t *cand, uint32_t nc)
+/* The set id of switch `slot` for the nc (> 1) ports in cand; a switch
+ * mostly meets the set it met last (its up-links, from every group but
+ * one). */
+static uint32_t multi_id(struct builder *b, uint32_t slot, const uint32_t *cand, uint32_t nc)
 {
-    if (nc == 1)
-        return b->r->sets_base[slot] + cand[0];
     if (b->last[slot] != UINT32_MAX && same_set(b, b->last[slot], cand, nc))
         return b->last[slot];
     for (size_t m = 0; m < b->nmulti; m++) {
@@ -126,6 +140,28 @@ static uint32_t set_id(struct builder *b, uint32_t slot, const uint32_t *cand, u
     }
     SIM_GROW(b->multi, b->capmulti, b->nmulti);
     return b->last[slot] = b->multi[b->nmulti++] = add_set(b, cand, nc);
+}
+
+/* The code of switch `slot` (nports ports) for the nc ports in cand. */
+static uint16_t route_code(struct builder *b, uint32_t slot, uint32_t nports, const uint32_t *cand, uint32_t nc)
+{
+    if (nc == 1)
+        return (uint16_t)cand[0];
+    uint32_t id = multi_id(b, slot, cand, nc), i = 0;
+    while (i < b->nmine[slot] && b->mine[slot][i] != id)
+        i++;
+    if (i == b->nmine[slot]) {
+        if (nports + i >= SIM_ROUTE_NONE) {
+            /* a switch would need more equal-cost sets than 16 bits can
+             * name: no generated topology comes near */
+            fprintf(stderr, "rdmasim: a switch has more than %u sets of equal-cost ports\n",
+                    SIM_ROUTE_NONE - nports);
+            abort();
+        }
+        sim__grow(&b->mine[slot], &b->capmine[slot], b->nmine[slot], sizeof **b->mine);
+        b->mine[slot][b->nmine[slot]++] = id;
+    }
+    return (uint16_t)(nports + i);
 }
 
 /* Hosts are leaves: a breadth-first search from a host reaches every
@@ -208,15 +244,18 @@ void sim__routes_build(struct sim_network *net)
     r->slot_of_node = sim__xmalloc(cfg->nnodes * sizeof *r->slot_of_node);
     for (size_t i = 0; i < cfg->nnodes; i++)
         r->slot_of_node[i] = cfg->nodes[i].kind == CFG_SWITCH ? (uint32_t)nswitch++ : UINT32_MAX;
-    r->set_of = sim__xmalloc((nswitch * net->nhosts + 1) * sizeof *r->set_of);
-    for (size_t slot = 0; slot < nswitch; slot++) { /* a row at a time: 1.3 GiB at k=64 */
+    r->code_of = sim__xmalloc((nswitch * net->nhosts + 1) * sizeof *r->code_of);
+    for (size_t slot = 0; slot < nswitch; slot++) { /* a row at a time: 640 MiB at k=64 */
         if (!(slot & 255))
             sim__setup_progress(net, "routes", 0);
-        memset(&r->set_of[slot * net->nhosts], 0xff, net->nhosts * sizeof *r->set_of);
+        memset(&r->code_of[slot * net->nhosts], 0xff, net->nhosts * sizeof *r->code_of);
     }
     r->sets_base = sim__xmalloc((nswitch + 1) * sizeof *r->sets_base);
     b.last = sim__xmalloc((nswitch + 1) * sizeof *b.last);
     memset(b.last, 0xff, (nswitch + 1) * sizeof *b.last);
+    b.mine = sim__xcalloc(nswitch + 1, sizeof *b.mine);
+    b.nmine = sim__xcalloc(nswitch + 1, sizeof *b.nmine);
+    b.capmine = sim__xcalloc(nswitch + 1, sizeof *b.capmine);
 
     /* Every port of a switch is a set of its own, with the port's index as
      * id relative to the switch's base; larger sets are added on demand. */
@@ -277,7 +316,7 @@ void sim__routes_build(struct sim_network *net)
             const uint32_t *peer = &adj[off[i]];
             if (cfg->nodes[i].kind != CFG_SWITCH)
                 continue;
-            uint32_t *row = &r->set_of[(size_t)slot * net->nhosts];
+            uint16_t *row = &r->code_of[(size_t)slot * net->nhosts];
             if (dist[i] == 1) {
                 for (uint32_t h = g.first[gi]; h != UINT32_MAX; h = g.next[h]) {
                     nc = 0;
@@ -289,7 +328,7 @@ void sim__routes_build(struct sim_network *net)
                         nc = 1;
                     }
                     if (nc)
-                        row[h] = set_id(&b, slot, cand, nc);
+                        row[h] = route_code(&b, slot, np, cand, nc);
                 }
                 continue;
             }
@@ -298,11 +337,27 @@ void sim__routes_build(struct sim_network *net)
                     cand[nc++] = p;
             if (nc == 0)
                 continue;
-            uint32_t id = tier ? 0 : set_id(&b, slot, cand, nc);
+            uint16_t code = tier ? 0 : route_code(&b, slot, np, cand, nc);
             for (uint32_t h = g.first[gi]; h != UINT32_MAX; h = g.next[h])
-                row[h] = tier ? r->sets_base[slot] + cand[sim__dmodk(h, nc, tier[i])] : id;
+                row[h] = tier ? (uint16_t)cand[sim__dmodk(h, nc, tier[i])] : code;
         }
     }
+    /* each switch's several-port sets, one after another */
+    r->multi_base = sim__xmalloc((nswitch + 1) * sizeof *r->multi_base);
+    size_t nmulti = 0;
+    for (size_t slot = 0; slot < nswitch; slot++)
+        nmulti += b.nmine[slot];
+    r->multi = sim__xmalloc((nmulti + 1) * sizeof *r->multi);
+    nmulti = 0;
+    for (size_t slot = 0; slot < nswitch; slot++) {
+        r->multi_base[slot] = (uint32_t)nmulti;
+        for (uint32_t i = 0; i < b.nmine[slot]; i++)
+            r->multi[nmulti++] = b.mine[slot][i];
+        free(b.mine[slot]);
+    }
+    free(b.mine);
+    free(b.nmine);
+    free(b.capmine);
     free(b.multi);
     free(b.last);
     free(off);
@@ -317,10 +372,12 @@ void sim__routes_build(struct sim_network *net)
 
 void sim__routes_free(struct sim_routes *r)
 {
-    free(r->set_of);
+    free(r->code_of);
     free(r->sets);
     free(r->ports);
     free(r->sets_base);
+    free(r->multi);
+    free(r->multi_base);
     free(r->slot_of_node);
     *r = (struct sim_routes){0};
 }

@@ -55,7 +55,7 @@ void sim__memory_costs(struct sim_memory_costs *k)
         .host = host,
         .sw = sw,
         .link = link,
-        .route_entry = sizeof(uint32_t),
+        .route_entry = sizeof(uint16_t),
         .conn = conn,
         .msg = msg,
         .pcie_host = sizeof(struct sim_pcie_host),
