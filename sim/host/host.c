@@ -302,10 +302,11 @@ struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint3
     h->next_va = UINT64_C(0x7f0000000000) + (uint64_t)host * UINT64_C(0x1000000000);
     struct sim_nic *nic = &h->nic;
     nic->host = h;
-    nic->transport = net->cfg->ib.enable ? &sim__transport_ib
-                     : net->cfg->nodes[index].nic.transport == CFG_TRANSPORT_IWARP
-                         ? &sim__transport_iwarp
-                         : &sim__transport_rocev2;
+    uint8_t transport = net->cfg->nodes[index].nic.transport;
+    nic->transport = net->cfg->ib.enable                     ? &sim__transport_ib
+                     : transport == CFG_TRANSPORT_IWARP ? &sim__transport_iwarp
+                     : transport == CFG_TRANSPORT_TCP   ? &sim__transport_tcp
+                                                        : &sim__transport_rocev2;
     nic->dma = &sim__dma_instant;
     rdma_decode_config_init(&nic->dcfg);
     sim__opcodes_init(&nic->opc);

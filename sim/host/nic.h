@@ -146,6 +146,8 @@ struct sim_wqe {
     uint64_t compare, swap_add;
     uint32_t first_psn, npkts;
     sim_time_t ready_at; /* when the NIC has it (doorbell and WQE fetch), SIM_TIME_NEVER: unknown */
+    bool copying;        /* tcp: the kernel copies it from user memory ... */
+    sim_time_t copy_at;  /* ... from then on, at nic.host_cost.copy_rate */
 };
 
 enum sim_resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
@@ -382,6 +384,7 @@ struct sim_host {
     size_t nsends, next_send;
     struct { sim_time_t at; uint32_t msg; } *recvs;
     size_t nrecvs, next_recv;
+    sim_time_t cpu_free; /* tcp: when its CPU has done the copies it was given */
 };
 
 struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint32_t host);

@@ -34,6 +34,9 @@ static const struct transport {
     /* iWARP: RDMAP/DDP/MPA over TCP, no PFC */
     {"iwarp",
      {"topology.fabric=roce", "nic.transport=iwarp", "nic.pfc=false", "topology.switch_defaults.pfc.enable=false"}},
+    /* plain TCP sockets with the host's system calls and copies */
+    {"tcp",
+     {"topology.fabric=roce", "nic.transport=tcp", "nic.pfc=false", "topology.switch_defaults.pfc.enable=false"}},
 };
 #define NTRANSPORTS (sizeof transports / sizeof transports[0])
 
@@ -45,15 +48,17 @@ static void usage(FILE *f)
                "Run CONFIG's topology and workload once per transport, each as `rdmasim sim`\n"
                "would into DIR/TRANSPORT, then tabulate what those runs' files say: latency of\n"
                "messages <= 4 KiB and of all (p50, p99), goodput, slowdown by message size (p50,\n"
-               "p99), drops, PFC pauses, credit waits, retransmissions and timeouts, each with\n"
-               "its difference from the first transport. Writes DIR/compare.txt (also printed),\n"
-               "compare.csv, compare.json and compare.svg.\n"
-               "  -t, --transports LIST  comma-separated, in order (default ib,roce,roce-lossy,iwarp):\n"
+               "p99), drops, PFC pauses, credit waits, retransmissions, timeouts, host CPU time\n"
+               "per GB and copies per byte, each with its difference from the first transport.\n"
+               "Writes DIR/compare.txt (also printed), compare.csv, compare.json, compare.svg.\n"
+               "  -t, --transports LIST  comma-separated, in order (default\n"
+               "                       ib,roce,roce-lossy,iwarp,tcp):\n"
                "                       ib          topology.fabric=infiniband, infiniband.cc.enable=true\n"
                "                       roce        topology.fabric=roce, nic.transport=roce\n"
                "                       roce-lossy  roce with nic.pfc=false and\n"
                "                                   topology.switch_defaults.pfc.enable=false\n"
                "                       iwarp       roce-lossy's keys with nic.transport=iwarp\n"
+               "                       tcp         roce-lossy's keys with nic.transport=tcp\n"
                "  -o, --out DIR        where the runs and the table go (default compare.out)\n"
                "  -s, --seed N         the random seed of every run (same as --set seed=N)\n"
                "  -S, --set KEY=VALUE  override a configuration key in every run; a\n"
@@ -75,7 +80,7 @@ static size_t parse_list(const char *list, const struct transport **order)
         while (t < NTRANSPORTS && strcmp(tok, transports[t].name))
             t++;
         if (t == NTRANSPORTS) {
-            cli_usage_error("compare", "unknown transport '%s' (known: ib, roce, roce-lossy, iwarp)", tok);
+            cli_usage_error("compare", "unknown transport '%s' (known: ib, roce, roce-lossy, iwarp, tcp)", tok);
             free(copy);
             return 0;
         }
@@ -159,7 +164,7 @@ int cmd_compare(int argc, char **argv)
         {"seed", required_argument, NULL, 's'},       {"set", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
     };
-    const char *out = "compare.out", *list = "ib,roce,roce-lossy,iwarp";
+    const char *out = "compare.out", *list = "ib,roce,roce-lossy,iwarp,tcp";
     char *sets[64];
     char *seed_set = NULL;
     size_t nsets = 0;

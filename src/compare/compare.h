@@ -37,7 +37,9 @@
     X(paused_us, "us", "time priorities were paused, summed over ports (fabric.paused_ps)")              \
     X(credit_blocked_us, "us", "InfiniBand: time ports waited for credits (fabric.credit_blocked_ps)")  \
     X(retransmitted, "", "packets or segments sent again (totals.retransmitted)")                        \
-    X(timeouts, "", "retransmission timeouts (totals.timeouts)")
+    X(timeouts, "", "retransmission timeouts (totals.timeouts)")                                         \
+    X(cpu_us_per_GB, "us", "host CPU time per GB delivered (host_cpu.cpu_ps / host_cpu.bytes)")         \
+    X(copies_per_byte, "", "octets copied by host CPUs per octet delivered (host_cpu.copied_bytes / bytes)")
 
 enum cmp_metric {
 #define CMP_ENUM(name, unit, what) CMP_##name,

@@ -221,6 +221,12 @@ static int measure_summary(struct cmp_run *run, const char *path)
         if (number(root, counters[i].path, &v))
             set(run, counters[i].m, v / counters[i].scale);
     }
+    double bytes, cpu_ps, copied;
+    if (number(root, "/host_cpu/bytes", &bytes) && bytes > 0 && number(root, "/host_cpu/cpu_ps", &cpu_ps) &&
+        number(root, "/host_cpu/copied_bytes", &copied)) {
+        set(run, CMP_cpu_us_per_GB, cpu_ps / 1e6 / (bytes / 1e9));
+        set(run, CMP_copies_per_byte, copied / bytes);
+    }
     fy_document_destroy(doc);
     return 0;
 }

@@ -245,8 +245,10 @@ void cmp_write_svg(FILE *f, const char *config, const struct cmp_run *runs, size
                                          CMP_timeouts};
     static const char *const ev_l[] = {"tail drops", "link losses", "PFC pauses", "retransmitted",
                                        "timeouts"};
+    static const enum cmp_metric cpu[] = {CMP_cpu_us_per_GB};
+    static const char *const cpu_l[] = {"host CPU time per GB delivered"};
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\">\n",
-            SVG_W, TOP + 4 * PANEL_H);
+            SVG_W, TOP + 5 * PANEL_H);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n");
     char title[512];
     snprintf(title, sizeof title, "rdmasim compare %s", config);
@@ -260,5 +262,6 @@ void cmp_write_svg(FILE *f, const char *config, const struct cmp_run *runs, size
     panel(f, TOP + PANEL_H, "Goodput (Gb/s)", gp, gp_l, 1, runs, n);
     panel(f, TOP + 2 * PANEL_H, "Completion-time slowdown by message size", sd, sd_l, 8, runs, n);
     panel(f, TOP + 3 * PANEL_H, "Drops, pauses and retransmissions", ev, ev_l, 5, runs, n);
+    panel(f, TOP + 4 * PANEL_H, "Host CPU (us per GB)", cpu, cpu_l, 1, runs, n);
     fputs("</svg>\n", f);
 }
