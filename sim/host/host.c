@@ -246,6 +246,9 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_HOST_TCP_DELACK:
         sim__tcp_delack_event(ev->ptr);
         break;
+    case SIM_HOST_KERNEL_RX:
+        sim__iw_segment(&h->nic, ev->ptr);
+        break;
     }
 }
 

@@ -364,7 +364,8 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
     X(DMA, "dma")               /* a DMA step a queue pair waits for is done */ \
     X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */ \
     X(TCP_RTO, "tcp-rto")       /* a TCP endpoint's retransmission timer (iWARP) */ \
-    X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */
+    X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */ \
+    X(KERNEL_RX, "kernel-rx")   /* the kernel has processed a TCP segment (tcp) */
 
 enum sim_host_event {
 #define SIM__HOST_EV(name, str) SIM_HOST_##name,
@@ -384,7 +385,10 @@ struct sim_host {
     size_t nsends, next_send;
     struct { sim_time_t at; uint32_t msg; } *recvs;
     size_t nrecvs, next_recv;
-    sim_time_t cpu_free; /* tcp: when its CPU has done the copies it was given */
+    /* tcp: when the application's core has done the system calls and
+     * copies it was given, and when the core taking the NIC's interrupts
+     * has processed the segments received */
+    sim_time_t cpu_free, kernel_free;
 };
 
 struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint32_t host);

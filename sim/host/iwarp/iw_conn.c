@@ -88,10 +88,28 @@ void sim__iw_free(struct sim_qp *qp)
 
 struct sim_frame *sim__iw_pull(struct sim_qp *qp) { return sim__tcp_output(&qp->iw->tcp); }
 
-/* A frame for this NIC: find its connection by the TCP destination port
- * and check the segment (IPv4 header and TCP checksums: a bit error on
- * the way makes the segment vanish, as TCP expects). */
+/* A frame for this NIC. An RNIC's TCP takes it at once; with plain TCP
+ * the kernel takes it after its segment processing (nic.host_cost
+ * segment), one segment after the other on the core the NIC interrupts:
+ * that delays the ACKs it sends and bounds the segments a host takes in
+ * per second. */
 void sim__iw_take(struct sim_nic *nic, struct sim_frame *f)
+{
+    if (nic->transport != &sim__transport_tcp) {
+        sim__iw_segment(nic, f);
+        return;
+    }
+    struct sim_host *h = nic->host;
+    sim_time_t now = sim_now(h->node.comp.sim);
+    h->kernel_free = (h->kernel_free > now ? h->kernel_free : now) +
+                     h->node.net->cfg->nodes[h->node.index].nic.cost.segment;
+    sim_schedule(h->node.comp.sim, h->kernel_free, &h->node.comp, SIM_HOST_KERNEL_RX, f);
+}
+
+/* Find the frame's connection by the TCP destination port and check the
+ * segment (IPv4 header and TCP checksums: a bit error on the way makes
+ * the segment vanish, as TCP expects). */
+void sim__iw_segment(struct sim_nic *nic, struct sim_frame *f)
 {
     struct sim_node *n = &nic->host->node;
     struct rdma_pkt pkt;

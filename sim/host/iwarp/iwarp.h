@@ -131,6 +131,8 @@ void sim__iw_expect(struct sim_qp *qp, uint32_t mr, uint64_t off, uint32_t len);
 void sim__iw_free(struct sim_qp *qp);
 struct sim_frame *sim__iw_pull(struct sim_qp *qp);
 void sim__iw_take(struct sim_nic *nic, struct sim_frame *f);
+/* tcp: a frame the kernel has processed goes to its TCP endpoint. */
+void sim__iw_segment(struct sim_nic *nic, struct sim_frame *f);
 
 /* iw_tx.c */
 uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *tag);
