@@ -151,6 +151,27 @@ out:
     return rc;
 }
 
+/* DIR and the directories above it, as rdmasim sim makes its --out; 0, or
+ * -1 with errno. */
+static int make_dirs(const char *dir)
+{
+    char *path = strdup(dir);
+    int rc = path ? 0 : -1;
+    for (char *p = path ? path + 1 : NULL; p && rc == 0; p++) {
+        bool end = !*p;
+        if (*p != '/' && !end)
+            continue;
+        *p = 0;
+        if (mkdir(path, 0777) && errno != EEXIST)
+            rc = -1;
+        if (end)
+            break;
+        *p = '/';
+    }
+    free(path);
+    return rc;
+}
+
 static void csv(FILE *f, const char *config, const struct cmp_run *runs, size_t n)
 {
     (void)config;
@@ -214,7 +235,7 @@ int cmd_compare(int argc, char **argv)
     struct cmp_run *runs = n ? calloc(n, sizeof *runs) : NULL;
     if (!runs)
         goto done;
-    if (mkdir(out, 0777) && errno != EEXIST) {
+    if (make_dirs(out)) {
         fprintf(stderr, "rdmasim compare: %s: %s\n", out, strerror(errno));
         goto done;
     }
