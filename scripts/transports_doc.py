@@ -15,6 +15,7 @@ change in the model that turns a finding around turns the sentence too.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -100,11 +101,14 @@ def fmt(v):
     return f"{v:.1f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def run(rdmasim, runs, name, path):
+def run(rdmasim, runs, name, path, figures):
     out = os.path.join(runs, name)
-    p = subprocess.run([rdmasim, "compare", path, "--out", out], capture_output=True, text=True)
+    # from the source tree, so that the tables and figures name the
+    # example as examples/NAME, wherever the tree is
+    p = subprocess.run([rdmasim, "compare", path, "--out", out], capture_output=True, text=True, cwd=TOP)
     if p.returncode not in (0, 1):
         sys.exit(f"rdmasim compare {path}: exit status {p.returncode}\n{p.stderr}")
+    shutil.copyfile(os.path.join(out, "compare.svg"), os.path.join(figures, f"{name}.svg"))
     with open(os.path.join(out, "compare.json")) as f:
         return json.load(f)
 
@@ -204,21 +208,24 @@ def closing(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rdmasim", default=os.path.join(TOP, "src", "rdmasim"))
+    ap.add_argument("--rdmasim", default=os.path.join(os.getcwd(), "src", "rdmasim"))
     ap.add_argument("--runs", default="compare-doc")
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "transports.md"))
     args = ap.parse_args()
     results = {}
+    figures = os.path.join(os.path.dirname(os.path.abspath(args.out)), "transports")
+    os.makedirs(figures, exist_ok=True)
     for name, path, *_ in SCENARIOS:
         print(f"  compare {path}", file=sys.stderr)
-        results[name] = run(args.rdmasim, args.runs, name, os.path.join(TOP, "examples", path))
+        results[name] = run(args.rdmasim, os.path.abspath(args.runs), name, f"examples/{path}", figures)
     doc = [
         "# InfiniBand, RoCEv2, iWARP and TCP, measured",
         "",
         "Written by `make compare-doc` (scripts/transports_doc.py): each scenario below is an "
         "`examples/compare-*.yaml` configuration run by `rdmasim compare` once per transport, and "
         "every number is what that transport's run wrote (`summary.json`, `messages.csv`); the "
-        "runs stay in `compare-doc/SCENARIO/TRANSPORT/` of the build directory.",
+        "runs stay in `compare-doc/SCENARIO/TRANSPORT/` of the build directory, and each scenario's "
+        "figure (`compare.svg`) is copied to `docs/transports/`.",
         "",
         "The transports, each the same configuration with these overrides after the file's own:",
         "",
@@ -246,7 +253,7 @@ def main():
     ]
     for name, path, title, metrics, text in SCENARIOS:
         doc += [f"## {title}", "", f"`rdmasim compare examples/{path}`", "", table(results[name], metrics),
-                "", text, ""]
+                "", text, "", f"The scenario's figure: [transports/{name}.svg](transports/{name}.svg).", ""]
     doc += ["## What the measurements say about the claims", "",
             "The claims are the usual ones: RDMA beats TCP/IP in latency, bandwidth, CPU use and "
             "copies; InfiniBand performs best, RoCE comes close but is weaker at scale, iWARP "

@@ -181,7 +181,9 @@ static void text(FILE *f, double x, double y, const char *anchor, int size, cons
 }
 
 /* One panel: a group of bars per metric, a bar per transport, the value
- * above each bar; a metric no run has gets no group. */
+ * above each bar; a metric no run has gets no group. Heights are
+ * log10(1 + value), since transports differ by orders of magnitude (drops,
+ * CPU time) and a linear bar would hide all but the largest. */
 static void panel(FILE *f, double y0, const char *title, const enum cmp_metric *ms, const char *const *labels,
                   size_t nm, const struct cmp_run *runs, size_t n)
 {
@@ -192,11 +194,11 @@ static void panel(FILE *f, double y0, const char *title, const enum cmp_metric *
         for (size_t i = 0; i < n; i++)
             if (runs[i].has[ms[k]]) {
                 any = true;
-                max = fmax(max, runs[i].value[ms[k]]);
+                max = fmax(max, log10(1 + fmax(runs[i].value[ms[k]], 0)));
             }
         groups += any;
     }
-    const double left = 60, right = SVG_W - 20, top = y0 + 30, bottom = y0 + PANEL_H - 40;
+    const double left = 60, right = SVG_W - 20, top = y0 + 42, bottom = y0 + PANEL_H - 40;
     text(f, left, y0 + 18, "start", 14, title);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n", left, bottom, right,
             bottom);
@@ -217,7 +219,7 @@ static void panel(FILE *f, double y0, const char *title, const enum cmp_metric *
             char v[32] = "-";
             double h = 0;
             if (runs[i].has[ms[k]]) {
-                h = max > 0 ? runs[i].value[ms[k]] / max * (bottom - top) : 0;
+                h = max > 0 ? log10(1 + fmax(runs[i].value[ms[k]], 0)) / max * (bottom - top) : 0;
                 readable(v, sizeof v, runs[i].value[ms[k]]);
             }
             double x = gx + bw * (double)i;
@@ -258,10 +260,10 @@ void cmp_write_svg(FILE *f, const char *config, const struct cmp_run *runs, size
         fprintf(f, "<rect x=\"%.1f\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x, color(i));
         text(f, x + 16, 45, "start", 12, runs[i].transport);
     }
-    panel(f, TOP, "Message completion time (us)", lat, lat_l, 4, runs, n);
-    panel(f, TOP + PANEL_H, "Goodput (Gb/s)", gp, gp_l, 1, runs, n);
-    panel(f, TOP + 2 * PANEL_H, "Completion-time slowdown by message size", sd, sd_l, 8, runs, n);
-    panel(f, TOP + 3 * PANEL_H, "Drops, pauses and retransmissions", ev, ev_l, 5, runs, n);
-    panel(f, TOP + 4 * PANEL_H, "Host CPU (us per GB)", cpu, cpu_l, 1, runs, n);
+    panel(f, TOP, "Message completion time (us, log scale)", lat, lat_l, 4, runs, n);
+    panel(f, TOP + PANEL_H, "Goodput (Gb/s, log scale)", gp, gp_l, 1, runs, n);
+    panel(f, TOP + 2 * PANEL_H, "Completion-time slowdown by message size (log scale)", sd, sd_l, 8, runs, n);
+    panel(f, TOP + 3 * PANEL_H, "Drops, pauses and retransmissions (log scale)", ev, ev_l, 5, runs, n);
+    panel(f, TOP + 4 * PANEL_H, "Host CPU (us per GB, log scale)", cpu, cpu_l, 1, runs, n);
     fputs("</svg>\n", f);
 }

@@ -196,7 +196,7 @@ class Incast(unittest.TestCase):
         texts = [e.text for e in root.iter() if e.tag.endswith("text")]
         for t in TRANSPORTS:
             self.assertIn(t, texts)
-        self.assertIn("Host CPU (us per GB)", texts)
+        self.assertIn("Host CPU (us per GB, log scale)", texts)
 
     def test_jq_reads_the_table(self):
         if not shutil.which("jq"):
