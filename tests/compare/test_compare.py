@@ -112,6 +112,8 @@ class Incast(unittest.TestCase):
             self.assertEqual(t["dir"], os.path.join(self.out, t["name"]))
             summary, _ = self.expect[t["name"]]
             self.assertEqual(summary["totals"]["completed"], summary["totals"]["messages"])
+            # the trace the example asks for, there to replay
+            self.assertTrue(os.path.isfile(os.path.join(t["dir"], "pcap", "h32-0.pcap")), t["name"])
 
     def test_each_run_is_the_transport(self):
         fabric = {t: self.expect[t][0]["config"]["fabric"] for t in TRANSPORTS}
