@@ -247,7 +247,7 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
         sim__tcp_delack_event(ev->ptr);
         break;
     case SIM_HOST_KERNEL_RX:
-        sim__iw_segment(&h->nic, ev->ptr);
+        sim__iw_kernel_event(&h->nic);
         break;
     }
 }
@@ -265,6 +265,11 @@ static void host_fini(struct sim_component *c)
     }
     free(h->nic.qps);
     free(h->nic.paced);
+    while (h->kq_head) { /* frames the kernel had not taken when the run ended */
+        struct sim_frame *f = h->kq_head;
+        h->kq_head = f->next;
+        sim__frame_free(&h->node.net->pool, f);
+    }
     for (size_t i = 0; i < h->nmrs; i++)
         free(h->mrs[i].bytes);
     free(h->mrs);

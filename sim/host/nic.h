@@ -386,9 +386,11 @@ struct sim_host {
     struct { sim_time_t at; uint32_t msg; } *recvs;
     size_t nrecvs, next_recv;
     /* tcp: when the application's core has done the system calls and
-     * copies it was given, and when the core taking the NIC's interrupts
-     * has processed the segments received */
+     * copies it was given; the receiving core: when it is free, and the
+     * frames waiting for it, oldest first */
     sim_time_t cpu_free, kernel_free;
+    struct sim_frame *kq_head, *kq_tail;
+    bool kernel_busy;
 };
 
 struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint32_t host);

@@ -12,9 +12,10 @@
  *               transport and the copies (zero-copy: placement by DMA)
  *
  * Only messages that completed count, so that the time per byte is that
- * of the bytes delivered. The sender's copy is also what paces a tcp
- * sender in the run (host/iwarp/iw_tx.c); the receiver's work is counted
- * here only, not simulated.
+ * of the bytes delivered. The run spends the same time (host/iwarp/):
+ * the sender's system call and copy pace its segments, the kernel's
+ * segment work and the receiving application's copy keep the receiving
+ * core busy; only the recv() system call is counted without being spent.
  */
 #include "host/iwarp/iwarp.h"
 #include "observe/observe.h"
@@ -24,12 +25,6 @@ struct cpu {
     unsigned __int128 ps;
 };
 
-/* picoseconds to copy n octets at rate bits per second, rounded up */
-static uint64_t copy_ps(uint64_t n, uint64_t rate)
-{
-    return (uint64_t)(((unsigned __int128)n * 8 * SIM_S + rate - 1) / rate);
-}
-
 static void message(struct cpu *c, const struct cfg_msg *m, const struct cfg_nic *src,
                     const struct cfg_nic *dst)
 {
@@ -37,8 +32,8 @@ static void message(struct cpu *c, const struct cfg_msg *m, const struct cfg_nic
     if (src->transport == CFG_TRANSPORT_TCP) {
         c->syscalls += 2;
         c->copied += 2 * m->size;
-        c->ps += src->cost.syscall + copy_ps(m->size, src->cost.copy_rate) + dst->cost.syscall +
-                 copy_ps(m->size, dst->cost.copy_rate);
+        c->ps += src->cost.syscall + sim__iw_copy_time(m->size, src->cost.copy_rate) + dst->cost.syscall +
+                 sim__iw_copy_time(m->size, dst->cost.copy_rate);
         return;
     }
     c->posts++;

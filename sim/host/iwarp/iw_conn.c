@@ -88,28 +88,59 @@ void sim__iw_free(struct sim_qp *qp)
 
 struct sim_frame *sim__iw_pull(struct sim_qp *qp) { return sim__tcp_output(&qp->iw->tcp); }
 
-/* A frame for this NIC. An RNIC's TCP takes it at once; with plain TCP
- * the kernel takes it after its segment processing (nic.host_cost
- * segment), one segment after the other on the core the NIC interrupts:
- * that delays the ACKs it sends and bounds the segments a host takes in
- * per second. */
-void sim__iw_take(struct sim_nic *nic, struct sim_frame *f)
+static void segment(struct sim_nic *nic, struct sim_frame *f);
+
+/* tcp: the receiving core starts on the oldest waiting frame, once done
+ * with what it was doing (the last segment, and the application's copy of
+ * its data, iw_rx.c). */
+static void kernel_next(struct sim_host *h)
 {
-    if (nic->transport != &sim__transport_tcp) {
-        sim__iw_segment(nic, f);
+    h->kernel_busy = h->kq_head != NULL;
+    if (!h->kernel_busy)
         return;
-    }
-    struct sim_host *h = nic->host;
     sim_time_t now = sim_now(h->node.comp.sim);
     h->kernel_free = (h->kernel_free > now ? h->kernel_free : now) +
                      h->node.net->cfg->nodes[h->node.index].nic.cost.segment;
-    sim_schedule(h->node.comp.sim, h->kernel_free, &h->node.comp, SIM_HOST_KERNEL_RX, f);
+    sim_schedule(h->node.comp.sim, h->kernel_free, &h->node.comp, SIM_HOST_KERNEL_RX, NULL);
+}
+
+void sim__iw_kernel_event(struct sim_nic *nic)
+{
+    struct sim_host *h = nic->host;
+    struct sim_frame *f = h->kq_head;
+    h->kq_head = f->next;
+    if (!h->kq_head)
+        h->kq_tail = NULL;
+    f->next = NULL;
+    segment(nic, f);
+    kernel_next(h);
+}
+
+/* A frame for this NIC. An RNIC's TCP takes it at once; with plain TCP
+ * the kernel takes it after its segment processing (nic.host_cost
+ * segment), one frame after the other on one core: that delays the ACKs
+ * a host sends and bounds the segments it takes in per second. */
+void sim__iw_take(struct sim_nic *nic, struct sim_frame *f)
+{
+    if (nic->transport != &sim__transport_tcp) {
+        segment(nic, f);
+        return;
+    }
+    struct sim_host *h = nic->host;
+    f->next = NULL;
+    if (h->kq_tail)
+        h->kq_tail->next = f;
+    else
+        h->kq_head = f;
+    h->kq_tail = f;
+    if (!h->kernel_busy)
+        kernel_next(h);
 }
 
 /* Find the frame's connection by the TCP destination port and check the
  * segment (IPv4 header and TCP checksums: a bit error on the way makes
  * the segment vanish, as TCP expects). */
-void sim__iw_segment(struct sim_nic *nic, struct sim_frame *f)
+static void segment(struct sim_nic *nic, struct sim_frame *f)
 {
     struct sim_node *n = &nic->host->node;
     struct rdma_pkt pkt;

@@ -207,11 +207,17 @@ static uint32_t consume(struct sim_qp *qp, uint32_t seq, const uint8_t *p, uint3
 }
 
 /* Sockets: the stream's bytes into the expected messages' buffers, in
- * order (recv() reads them there; its costs are the CPU's, output.c). */
+ * order. The application copies them out of the kernel on the core that
+ * took the segment, after the kernel's work on it (and its ACK): the
+ * next segment waits for the copy too, so that one receiving core
+ * carries segment work and copy, as Cai et al. (SIGCOMM 2021) measure
+ * it. */
 static void receive(struct sim_qp *qp, const uint8_t *p, uint32_t len)
 {
     struct sim_iw *iw = qp->iw;
     struct sim_host *h = sim__host_of(qp);
+    sim_time_t now = sim__qp_now(qp);
+    h->kernel_free = (h->kernel_free > now ? h->kernel_free : now) + sim__iw_copy_time(len, qp->p->cost.copy_rate);
     while (len && iw->in_next < iw->nin) {
         const struct sim_iw_in *m = &iw->in[iw->in_next];
         uint32_t n = m->len - iw->in_off < len ? m->len - iw->in_off : len;

@@ -193,9 +193,7 @@ static sim_time_t copied_at(struct sim_qp *qp, struct sim_wqe *w, uint64_t bytes
         w->copy_at = (h->cpu_free > now ? h->cpu_free : now) + c->syscall;
         h->cpu_free = copied_at(qp, w, w->len);
     }
-    /* octets x 8 bits / rate, in picoseconds, rounded up */
-    unsigned __int128 ps = ((unsigned __int128)bytes * 8 * SIM_S + c->copy_rate - 1) / c->copy_rate;
-    return w->copy_at + (sim_time_t)ps;
+    return w->copy_at + sim__iw_copy_time(bytes, c->copy_rate);
 }
 
 /* Sockets: the next bytes of the current message, once copied. */

@@ -109,6 +109,13 @@ struct sim_iw {
 
 extern const struct sim_transport_ops sim__transport_iwarp, sim__transport_tcp;
 
+/* tcp: the time a host's CPU takes to copy n octets between user and
+ * kernel memory at rate bits per second, rounded up to the picosecond. */
+static inline sim_time_t sim__iw_copy_time(uint64_t n, uint64_t rate)
+{
+    return (sim_time_t)(((unsigned __int128)n * 8 * SIM_S + rate - 1) / rate);
+}
+
 /* iw_conn.c */
 /* Make qp an iWARP queue pair; the active side opens the connection. */
 /* The Read Response owed at free-running index i, or false past the last
@@ -131,8 +138,9 @@ void sim__iw_expect(struct sim_qp *qp, uint32_t mr, uint64_t off, uint32_t len);
 void sim__iw_free(struct sim_qp *qp);
 struct sim_frame *sim__iw_pull(struct sim_qp *qp);
 void sim__iw_take(struct sim_nic *nic, struct sim_frame *f);
-/* tcp: a frame the kernel has processed goes to its TCP endpoint. */
-void sim__iw_segment(struct sim_nic *nic, struct sim_frame *f);
+/* tcp: the receiving core has processed the oldest frame waiting for it,
+ * which goes to its TCP endpoint. */
+void sim__iw_kernel_event(struct sim_nic *nic);
 
 /* iw_tx.c */
 uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *tag);
