@@ -259,7 +259,9 @@ def main():
     doc += ["## What the measurements say about the claims", "",
             "The claims are the usual ones: RDMA beats TCP/IP in latency, bandwidth, CPU use and "
             "copies; InfiniBand performs best, RoCE comes close but is weaker at scale, iWARP "
-            "lags because of TCP and is the choice for wide-area links.", "",
+            "lags because of TCP and is the choice for wide-area links. The rows on cost and "
+            "deployment (switches, NICs, the skills a lossless fabric needs) are outside what a "
+            "simulator measures; below, the rest.", "",
             closing(results), ""]
     with open(args.out, "w") as f:
         f.write("\n".join(doc))
