@@ -68,7 +68,8 @@ const char *sim__routing_name(unsigned r);
 /* The transport a NIC speaks (docs/config.md, "nic.transport"). */
 #define CFG_TRANSPORTS(X)                                                      \
     X(ROCEV2, "roce")  /* RC queue pairs over UDP (IBA annex A17) */           \
-    X(IWARP, "iwarp")  /* RDMAP/DDP/MPA over TCP (RFC 5040, 5041, 5044) */
+    X(IWARP, "iwarp")  /* RDMAP/DDP/MPA over TCP (RFC 5040, 5041, 5044) */      \
+    X(TCP, "tcp")      /* plain TCP sockets: each message bytes on the stream */
 
 enum cfg_transport {
 #define CFG__TRANSPORT_ENUM(name, str) CFG_TRANSPORT_##name,
@@ -101,6 +102,17 @@ struct cfg_tcp {
     uint32_t retries;        /* timeouts in a row before the connection fails */
 };
 
+/* What the host's CPU spends on communication (nic.host_cost): a kernel's
+ * socket calls, copies and segment processing for transport tcp, posting
+ * work requests and polling completions for the RDMA transports. */
+struct cfg_host_cost {
+    sim_time_t syscall; /* one send() or recv() */
+    uint64_t copy_rate; /* bits per second of a copy between user and kernel memory */
+    sim_time_t segment; /* the kernel's work on one TCP segment received */
+    sim_time_t post;    /* posting one RDMA work request (its WQE and doorbell) */
+    sim_time_t poll;    /* polling one completion */
+};
+
 /* Queue pair and NIC parameters; one set per host. */
 struct cfg_nic {
     uint32_t mtu;               /* path MTU: 256, 512, 1024, 2048 or 4096 */
@@ -122,8 +134,15 @@ struct cfg_nic {
     struct cfg_nic_fabric fab; /* VLAN tag, PFC, receive buffer, DCQCN */
     uint8_t transport;     /* enum cfg_transport */
     bool mpa_markers;      /* iWARP: MPA markers (RFC 5044 4.3) */
-    struct cfg_tcp tcp;    /* iWARP */
+    struct cfg_tcp tcp;    /* iWARP and tcp */
+    struct cfg_host_cost cost;
 };
+
+/* Whether a NIC's queue pairs ride a TCP connection. */
+static inline bool cfg_transport_tcp(uint8_t transport)
+{
+    return transport == CFG_TRANSPORT_IWARP || transport == CFG_TRANSPORT_TCP;
+}
 
 struct cfg_link_params {
     uint64_t rate;     /* bits per second */

@@ -254,10 +254,11 @@ bool sim__check_ib(struct loader *L, struct fy_node *at)
         cfg->nodes[i].nic.fab.cc = ib->cc.enable ? CFG_CC_IBCC : CFG_CC_NONE;
     cfg->nic.fab.cc = ib->cc.enable ? CFG_CC_IBCC : CFG_CC_NONE;
     for (size_t i = 0; i < cfg->nnodes; i++)
-        if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
-            return sim__fail_at(L, &cfg->nodes[i].pos, "host '%s': nic transport iwarp runs over "
+        if (cfg->nodes[i].kind == CFG_HOST && cfg_transport_tcp(cfg->nodes[i].nic.transport))
+            return sim__fail_at(L, &cfg->nodes[i].pos, "host '%s': nic transport %s runs over "
                                                      "Ethernet, not topology fabric: infiniband",
-                                cfg->nodes[i].name);
+                                cfg->nodes[i].name,
+                                cfg->nodes[i].nic.transport == CFG_TRANSPORT_TCP ? "tcp" : "iwarp");
     if (!L->routing_at)
         cfg->routing = CFG_ROUTING_MINHOP;
     else if (!ib_routing)

@@ -1,5 +1,7 @@
 /* load_tcp.c - the NIC keys of the transports over TCP: nic.transport,
- * nic.mpa_markers and nic.tcp (docs/config.md, "iWARP").
+ * nic.mpa_markers and nic.tcp (docs/config.md, "iWARP"), and what the
+ * host's CPU spends on communication, nic.host_cost (docs/config.md,
+ * "Plain TCP and host costs").
  */
 #include <string.h>
 
@@ -32,6 +34,27 @@ void sim__cfg_nic_tcp_defaults(struct cfg_nic *nic)
         .max_rto = 120 * SIM_S,         /* Linux's TCP_RTO_MAX; RFC 6298 2.5 allows 60 s and up */
         .delayed_ack = 40 * SIM_MS,     /* Linux's TCP_DELACK_MIN; RFC 5681 4.2: under 500 ms */
         .retries = 15,                  /* Linux's tcp_retries2 */
+    };
+    nic->cost = (struct cfg_host_cost){
+        /* a system call's entry and exit alone take about 100 ns, several
+         * hundred since the 2018 Meltdown and Spectre mitigations (KPTI's
+         * page-table switch); with the socket layer, an assumption in
+         * that range */
+        .syscall = 500 * SIM_NS,
+        /* Cai et al., "Understanding Host Network Stack Overheads",
+         * SIGCOMM 2021: one receiving core carries about 42 Gb/s of a long
+         * flow, about half of its cycles copying from kernel to
+         * application buffers: a copy at about 84 Gb/s ... */
+        .copy_rate = UINT64_C(84000000000),
+        /* ... and the other half for the rest of the stack: driver,
+         * IP/TCP, the interrupt's share: 8960 x 8 bits / 42 Gb/s / 2 per
+         * 8960-octet segment (the 9000-octet MTU's) */
+        .segment = 853 * SIM_NS,
+        /* kernel bypass: a WQE written and a doorbell (one MMIO write),
+         * a completion entry read from memory; no system call, no copy;
+         * assumptions of the order of a few cache misses */
+        .post = 100 * SIM_NS,
+        .poll = 50 * SIM_NS,
     };
 }
 
@@ -96,12 +119,36 @@ static bool tcp(struct loader *L, struct fy_node *map, struct cfg_tcp *t)
     return true;
 }
 
+static bool host_cost(struct loader *L, struct fy_node *map, struct cfg_host_cost *c)
+{
+    static const char *const keys[] = {"syscall", "copy_rate", "segment", "post", "poll", NULL};
+    struct fy_node *v[5];
+    if (!sim__fields(L, map, "nic host_cost", keys, v))
+        return false;
+    sim_time_t *times[] = {&c->syscall, NULL, &c->segment, &c->post, &c->poll};
+    const char *names[] = {"nic host_cost syscall", NULL, "nic host_cost segment", "nic host_cost post",
+                           "nic host_cost poll"};
+    for (int i = 0; i < 5; i++) {
+        if (!v[i] || !times[i])
+            continue;
+        if (!sim__get_time(L, v[i], names[i], times[i]))
+            return false;
+        if (*times[i] > SIM_MS)
+            return sim__fail(L, v[i], "%s: must lie between 0 and 1ms", names[i]);
+    }
+    if (v[1] && !sim__get_rate(L, v[1], "nic host_cost copy_rate", &c->copy_rate))
+        return false;
+    return true;
+}
+
 bool sim__nic_tcp(struct loader *L, struct fy_node **v, struct cfg_nic *nic)
 {
     if (v[0] && !pick(L, v[0], "nic transport", transport_names, CFG_TRANSPORT_COUNT,
                       &nic->transport))
         return false;
     if (v[1] && !sim__get_bool(L, v[1], "nic mpa_markers", &nic->mpa_markers))
+        return false;
+    if (v[3] && !host_cost(L, v[3], &nic->cost))
         return false;
     return !v[2] || tcp(L, v[2], &nic->tcp);
 }
@@ -114,11 +161,11 @@ bool sim__check_iwarp(struct loader *L)
     const struct sim_config *cfg = L->cfg;
     for (size_t i = 0; i < cfg->nnodes; i++) {
         const struct cfg_node *n = &cfg->nodes[i];
-        if (n->kind != CFG_HOST || n->nic.transport != CFG_TRANSPORT_IWARP)
+        if (n->kind != CFG_HOST || !cfg_transport_tcp(n->nic.transport))
             continue;
         if (n->nic.fab.vlan)
-            return sim__fail_at(L, &n->pos, "host %s: nic vlan is not offered with transport iwarp",
-                                n->name);
+            return sim__fail_at(L, &n->pos, "host %s: nic vlan is not offered with transport %s",
+                                n->name, transport_names[n->nic.transport]);
     }
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
@@ -132,6 +179,11 @@ bool sim__check_iwarp(struct loader *L)
             return sim__fail_at(L, &m->pos,
                                 "message %zu: op %s is not offered over iwarp (write, read, send, send_inv)",
                                 i, sim__op_name(m->op));
+        /* a socket carries bytes one way: a Read or an atomic would be a
+         * request and a reply of the application's own protocol */
+        if (a == CFG_TRANSPORT_TCP && m->op != SIM_OP_WRITE && m->op != SIM_OP_SEND)
+            return sim__fail_at(L, &m->pos, "message %zu: op %s is not offered over tcp (write, send)", i,
+                                sim__op_name(m->op));
     }
     return true;
 }

@@ -142,8 +142,8 @@ bool sim__switch_fabric_own(struct loader *L, struct fy_node **v, uint32_t *swp)
 bool sim__nic_fabric(struct loader *L, struct fy_node **v, struct cfg_nic_fabric *n);
 
 /* The NIC keys of the transports over TCP (load_tcp.c). */
-#define SIM_NIC_TCP_KEYS "transport", "mpa_markers", "tcp"
-#define SIM_NNIC_TCP_KEYS 3
+#define SIM_NIC_TCP_KEYS "transport", "mpa_markers", "tcp", "host_cost"
+#define SIM_NNIC_TCP_KEYS 4
 bool sim__nic_tcp(struct loader *L, struct fy_node **v, struct cfg_nic *nic);
 bool sim__check_iwarp(struct loader *L);
 /* After the topology: the top-level keys, and checks that need the links

@@ -246,6 +246,9 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_HOST_TCP_DELACK:
         sim__tcp_delack_event(ev->ptr);
         break;
+    case SIM_HOST_KERNEL_RX:
+        sim__iw_kernel_event(&h->nic);
+        break;
     }
 }
 
@@ -262,6 +265,11 @@ static void host_fini(struct sim_component *c)
     }
     free(h->nic.qps);
     free(h->nic.paced);
+    while (h->kq_head) { /* frames the kernel had not taken when the run ended */
+        struct sim_frame *f = h->kq_head;
+        h->kq_head = f->next;
+        sim__frame_free(&h->node.net->pool, f);
+    }
     for (size_t i = 0; i < h->nmrs; i++)
         free(h->mrs[i].bytes);
     free(h->mrs);
@@ -302,10 +310,11 @@ struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint3
     h->next_va = UINT64_C(0x7f0000000000) + (uint64_t)host * UINT64_C(0x1000000000);
     struct sim_nic *nic = &h->nic;
     nic->host = h;
-    nic->transport = net->cfg->ib.enable ? &sim__transport_ib
-                     : net->cfg->nodes[index].nic.transport == CFG_TRANSPORT_IWARP
-                         ? &sim__transport_iwarp
-                         : &sim__transport_rocev2;
+    uint8_t transport = net->cfg->nodes[index].nic.transport;
+    nic->transport = net->cfg->ib.enable                     ? &sim__transport_ib
+                     : transport == CFG_TRANSPORT_IWARP ? &sim__transport_iwarp
+                     : transport == CFG_TRANSPORT_TCP   ? &sim__transport_tcp
+                                                        : &sim__transport_rocev2;
     nic->dma = &sim__dma_instant;
     rdma_decode_config_init(&nic->dcfg);
     sim__opcodes_init(&nic->opc);

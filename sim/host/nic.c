@@ -398,7 +398,7 @@ void sim__nic_take(struct sim_nic *nic, struct sim_frame *f)
     /* the packet leaves the receive buffer: its blocks are credit again */
     if (nic->port->ib)
         sim__ib_free(nic->port, sim__ib_vl(f), f->len);
-    if (nic->transport == &sim__transport_iwarp) {
+    if (nic->transport == &sim__transport_iwarp || nic->transport == &sim__transport_tcp) {
         sim__iw_take(nic, f);
         return;
     }

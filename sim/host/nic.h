@@ -148,6 +148,8 @@ struct sim_wqe {
     uint64_t compare, swap_add;
     uint32_t first_psn, npkts;
     sim_time_t ready_at; /* when the NIC has it (doorbell and WQE fetch), SIM_TIME_NEVER: unknown */
+    bool copying;        /* tcp: the kernel copies it from user memory ... */
+    sim_time_t copy_at;  /* ... from then on, at nic.host_cost.copy_rate */
 };
 
 enum sim_resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
@@ -364,7 +366,8 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
     X(DMA, "dma")               /* a DMA step a queue pair waits for is done */ \
     X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */ \
     X(TCP_RTO, "tcp-rto")       /* a TCP endpoint's retransmission timer (iWARP) */ \
-    X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */
+    X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */ \
+    X(KERNEL_RX, "kernel-rx")   /* the kernel has processed a TCP segment (tcp) */
 
 enum sim_host_event {
 #define SIM__HOST_EV(name, str) SIM_HOST_##name,
@@ -384,6 +387,12 @@ struct sim_host {
     size_t nsends, next_send;
     struct { sim_time_t at; uint32_t msg; } *recvs;
     size_t nrecvs, next_recv;
+    /* tcp: when the application's core has done the system calls and
+     * copies it was given; the receiving core: when it is free, and the
+     * frames waiting for it, oldest first */
+    sim_time_t cpu_free, kernel_free;
+    struct sim_frame *kq_head, *kq_tail;
+    bool kernel_busy;
 };
 
 struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint32_t host);

@@ -250,7 +250,7 @@ static void build_conns(struct sim_network *net)
         b->next_psn = b->una_psn = b->max_psn = a->epsn = pb;
         c->qp[0] = a;
         c->qp[1] = b;
-        if (a->nic->transport == &sim__transport_iwarp)
+        if (a->nic->transport == &sim__transport_iwarp || a->nic->transport == &sim__transport_tcp)
             iwarp_connect(net, c, r);
         else
             c->path_mtu = a->mtu = b->mtu = path_mtu(net, a, b);
@@ -350,8 +350,19 @@ static void build_work(struct sim_network *net)
         struct sim_host *h = host_at(net, (uint32_t)n);
         qsort(sends[n], ns[n], sizeof **sends, cmp_time);
         h->sends = sim__xcalloc(ns[n], sizeof *h->sends);
-        for (size_t i = 0; i < ns[n]; i++)
-            h->sends[h->nsends++] = sends[n][i].msg;
+        for (size_t i = 0; i < ns[n]; i++) {
+            uint32_t id = sends[n][i].msg;
+            h->sends[h->nsends++] = id;
+            /* sockets: the receiving side expects the messages in the
+             * order they are sent, (start, index) as here */
+            const struct sim_conn *c = &net->conns[net->msgs[id].conn];
+            struct sim_qp *to = c->qp[cfg->msgs[id].src == c->host[0] ? 1 : 0];
+            if (to->iw && to->iw->sockets) {
+                const struct sim_msg *m = &net->msgs[id];
+                struct sim_host *dst = host_at(net, cfg->msgs[id].dst);
+                sim__iw_expect(to, m->rmr, m->rva - dst->mrs[m->rmr].va, (uint32_t)cfg->msgs[id].size);
+            }
+        }
         struct work *r = recvs[n];
         qsort(r, nr[n], sizeof *r, cmp_conn_time);
         for (size_t i = 0; i < nr[n]; i++) {

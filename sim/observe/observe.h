@@ -119,6 +119,8 @@ void sim__verify(struct sim_network *net);
  * iWARP connection in summary.json (tcp_json.c), each starting ", ". */
 void sim__tcp_nic_json(FILE *f, const struct cfg_nic *n);
 void sim__tcp_side_json(FILE *f, const struct sim_qp *qp);
+/* summary.json's host_cpu member, starting ",\n" (host_cpu.c). */
+void sim__host_cpu_json(FILE *f, const struct sim_network *net);
 void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
 void sim__pcie_write_json(const struct sim_network *net, FILE *f);
 /* messages.csv's columns of the PCIe breakdown, and one message's values. */

@@ -289,7 +289,7 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
             : n->fab.cc == CFG_CC_HPCC                             ? "hpcc"
             : n->fab.cc == CFG_CC_NONE || !n->fab.dcqcn.enable ? "none"
                                                                    : "dcqcn");
-    if (n->transport == CFG_TRANSPORT_IWARP) /* RoCE summaries stay as they were */
+    if (cfg_transport_tcp(n->transport)) /* RoCE summaries stay as they were */
         sim__tcp_nic_json(f, n);
     fputc('}', f);
 }
@@ -459,6 +459,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
     }
     fprintf(f, "\n  ],\n");
     sim__fabric_summary_json(f, net);
+    sim__host_cpu_json(f, net);
     if (net->pcie) {
         fprintf(f, ",\n  \"pcie\": ");
         sim__pcie_write_json(net, f);

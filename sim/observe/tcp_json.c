@@ -18,10 +18,11 @@ void sim__tcp_nic_json(FILE *f, const struct cfg_nic *n)
     char rto[32], delack[32];
     sim__format_time(n->tcp.min_rto, rto, sizeof rto);
     sim__format_time(n->tcp.delayed_ack, delack, sizeof delack);
-    fprintf(f, ", \"transport\": \"iwarp\", \"mpa_markers\": %s, \"tcp\": {\"cc\": \"%s\", "
+    fprintf(f, ", \"transport\": \"%s\", \"mpa_markers\": %s, \"tcp\": {\"cc\": \"%s\", "
                "\"sack\": %s, \"init_cwnd\": %u, \"window\": %llu, \"min_rto\": \"%s\", "
                "\"delayed_ack\": \"%s\"}",
-            n->mpa_markers ? "true" : "false", cc_names[n->tcp.cc], n->tcp.sack ? "true" : "false",
+            n->transport == CFG_TRANSPORT_TCP ? "tcp" : "iwarp", n->mpa_markers ? "true" : "false",
+            cc_names[n->tcp.cc], n->tcp.sack ? "true" : "false",
             n->tcp.init_cwnd, (unsigned long long)n->tcp.window, rto, delack);
 }
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The bash completion as built (completions/rdmasim): commands, each
 # command's options, configuration keys after --set, directories after
-# `report`. Each case runs the completion function in bash as readline
-# would, with COMP_WORDS, and compares COMPREPLY.
+# `report` and `compare`, transports after `compare --transports`. Each
+# case runs the completion function in bash as readline would, with
+# COMP_WORDS, and compares COMPREPLY.
 set -u
 command -v bash >/dev/null || { echo "bash is not installed: skipped"; exit 77; }
 comp=${TOP_BUILDDIR:-.}/completions/rdmasim
@@ -27,13 +28,15 @@ expect() # WANT WORD...
     fi
 }
 
-expect "--help --version decode help replay report sim " ""
+expect "--help --version compare decode help replay report sim " ""
 expect "replay report " re
 expect "sim " help s
 expect "--out " sim --o
 expect "--quiet " sim c.yaml --q
 expect "--json " decode --j
 expect "--out " report --o
+expect "--transports " compare c.yaml --tr
+expect "roce roce-lossy " compare c.yaml --transports ro
 expect "nic.max_rd_atomic= nic.mpa_markers= nic.mtu= " sim c.yaml --set nic.m
 expect "trace= trace_limit= " sim c.yaml -S trace
 tmp=$(mktemp -d)

@@ -38,7 +38,7 @@ COMMANDS = re.findall(r"^  (\w+) ", run("--help").split("commands:", 1)[1], re.M
 @unittest.skipUnless(shutil.which("groff"), "groff is not installed")
 class Pages(unittest.TestCase):
     def test_a_section_per_command_with_its_options(self):
-        self.assertEqual(COMMANDS, ["decode", "replay", "sim", "report"])
+        self.assertEqual(COMMANDS, ["decode", "replay", "sim", "report", "compare"])
         text, warnings = render("rdmasim.1")
         self.assertEqual(warnings, "")
         for name in COMMANDS:

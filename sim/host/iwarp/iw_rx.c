@@ -206,9 +206,40 @@ static uint32_t consume(struct sim_qp *qp, uint32_t seq, const uint8_t *p, uint3
     return at;
 }
 
+/* Sockets: the stream's bytes into the expected messages' buffers, in
+ * order. The application copies them out of the kernel on the core that
+ * took the segment, after the kernel's work on it (and its ACK): the
+ * next segment waits for the copy too, so that one receiving core
+ * carries segment work and copy, as Cai et al. (SIGCOMM 2021) measure
+ * it. */
+static void receive(struct sim_qp *qp, const uint8_t *p, uint32_t len)
+{
+    struct sim_iw *iw = qp->iw;
+    struct sim_host *h = sim__host_of(qp);
+    sim_time_t now = sim__qp_now(qp);
+    h->kernel_free = (h->kernel_free > now ? h->kernel_free : now) + sim__iw_copy_time(len, qp->p->cost.copy_rate);
+    while (len && iw->in_next < iw->nin) {
+        const struct sim_iw_in *m = &iw->in[iw->in_next];
+        uint32_t n = m->len - iw->in_off < len ? m->len - iw->in_off : len;
+        if (h->mrs[m->mr].bytes)
+            memcpy(h->mrs[m->mr].bytes + m->off + iw->in_off, p, n);
+        p += n;
+        len -= n;
+        iw->in_off += n;
+        if (iw->in_off == m->len) {
+            iw->in_next++;
+            iw->in_off = 0;
+        }
+    }
+}
+
 void sim__iw_deliver(struct sim_qp *qp, uint32_t seq, const uint8_t *p, uint32_t len)
 {
     struct sim_iw *iw = qp->iw;
+    if (iw->sockets) {
+        receive(qp, p, len);
+        return;
+    }
     if (!iw->acc_len) {
         uint32_t used = consume(qp, seq, p, len);
         p += used;

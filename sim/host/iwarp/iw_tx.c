@@ -17,6 +17,13 @@
  * octet of its last FPDU acknowledged (the peer's RNIC then has placed it:
  * it places in order); a Read once its last Read Response has been placed
  * (iw_rx.c). Work requests complete in order.
+ *
+ * Sockets (nic.transport: tcp): a record is bytes of the current message
+ * alone, at most a segment's worth, and leaves once the kernel has copied
+ * them from user memory: the host's CPU takes a message's send() system
+ * call, then copies it at nic.host_cost.copy_rate, one message after the
+ * other; a segment waits until its last byte is copied. A message
+ * completes once TCP has its last byte acknowledged, as an iWARP Write.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -48,11 +55,24 @@ static uint32_t rec_push(struct sim_iw *iw, const struct sim_iw_rec *r)
     return iw->rec_tail++;
 }
 
+static bool has_bytes(struct sim_qp *qp, uint32_t mr) { return sim__host_of(qp)->mrs[mr].bytes; }
+
 static size_t encode(struct sim_qp *qp, const struct sim_iw_rec *r, uint32_t seq, uint8_t *out,
                      size_t cap)
 {
     struct sim_iw *iw = qp->iw;
     size_t n = 0;
+    if (r->kind == IW_STREAM) {
+        if (r->len > cap)
+            return 0;
+        if (has_bytes(qp, r->mr))
+            memcpy(out, sim__nic_payload(qp->nic, r->mr, r->off), r->len);
+        else /* payload: none: the fill pattern, as often as it takes */
+            for (uint32_t i = 0; i < r->len; i += SIM_MAX_PAYLOAD)
+                memcpy(out + i, sim__nic_payload(qp->nic, r->mr, 0),
+                       r->len - i < SIM_MAX_PAYLOAD ? r->len - i : SIM_MAX_PAYLOAD);
+        return r->len;
+    }
     if (r->kind != IW_FPDU) {
         struct rdma_mpa_frame m;
         memset(&m, 0, sizeof m);
@@ -138,6 +158,8 @@ static uint32_t fit(const struct sim_iw *iw, uint32_t seq, uint32_t hdr, uint32_
  * 20-octet frame (RFC 5044 7.1), an FPDU as fpdu_octets counts. */
 static uint32_t wire_len(struct sim_qp *qp, const struct sim_iw_rec *r, uint32_t seq)
 {
+    if (r->kind == IW_STREAM)
+        return r->len;
     if (r->kind != IW_FPDU)
         return MPA_FRAME_LEN;
     return fpdu_octets(qp->iw, seq, hdr_len(r->opcode), r->len);
@@ -158,7 +180,50 @@ static uint32_t room(const struct sim_iw *iw, uint32_t max, uint32_t hdr, bool f
     return r;
 }
 
-static bool has_bytes(struct sim_qp *qp, uint32_t mr) { return sim__host_of(qp)->mrs[mr].bytes; }
+/* Sockets: when the first `bytes` octets of w are in kernel memory. The
+ * copy starts with the message's first segment, after the system call
+ * and the copies the host's CPU was already given. */
+static sim_time_t copied_at(struct sim_qp *qp, struct sim_wqe *w, uint64_t bytes)
+{
+    struct sim_host *h = sim__host_of(qp);
+    const struct cfg_host_cost *c = &qp->p->cost;
+    if (!w->copying) {
+        sim_time_t now = sim__qp_now(qp);
+        w->copying = true;
+        w->copy_at = (h->cpu_free > now ? h->cpu_free : now) + c->syscall;
+        h->cpu_free = copied_at(qp, w, w->len);
+    }
+    return w->copy_at + sim__iw_copy_time(bytes, c->copy_rate);
+}
+
+/* Sockets: the next bytes of the current message, once copied. */
+static bool stream(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint32_t *done)
+{
+    if (qp->error || qp->sq_next == qp->sq_tail)
+        return false;
+    struct sim_wqe *w = sim__wqe(qp, qp->sq_next);
+    if (w->ready_at > sim__qp_now(qp)) {
+        sim__nic_wake_at(qp->nic, qp, w->ready_at);
+        return false;
+    }
+    uint64_t off = qp->req_offset;
+    uint32_t n = (uint32_t)(w->len - off);
+    if (n > max)
+        n = max;
+    if (!n && w->len)
+        return false;
+    sim_time_t t = copied_at(qp, w, off + n);
+    if (t > sim__qp_now(qp)) {
+        sim__nic_wake_at(qp->nic, qp, t);
+        return false;
+    }
+    if (n && !qp->nic->dma->fetch(qp->nic, qp, SIM_DMA_REQ, qp->sq_next, off, n))
+        return false;
+    *r = (struct sim_iw_rec){.kind = IW_STREAM, .mr = w->lmr, .off = off, .len = n, .msg = w->msg,
+                             .last = off + n == w->len};
+    *done = n;
+    return true;
+}
 
 /* The next piece of the current work request, or false. */
 static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw_rec *r,
@@ -292,6 +357,10 @@ uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *t
         r.term_code = iw->term_code;
         iw->term_due = false;
         iw->term_sent = true;
+    } else if (iw->sockets) {
+        if (!stream(qp, max, &r, &done))
+            return 0;
+        req = true;
     } else if (!response(qp, seq, max, &r)) {
         if (!request(qp, seq, max, &r, &done))
             return 0;

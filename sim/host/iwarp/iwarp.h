@@ -18,6 +18,14 @@
  *
  * Untagged queues (RFC 5040 5.1): QN 0 Sends, QN 1 Read Requests, QN 2
  * Terminate; each has its own MSN, starting at 1 (RFC 5041 5.1).
+ *
+ * The same queue pair also stands for a pair of plain TCP sockets
+ * (nic.transport: tcp, `sockets` set): no MPA, DDP or RDMAP, each message
+ * its bytes on the stream, written by send() and read by recv() at the
+ * other end, which knows from the application the messages to expect.
+ * The sending host's kernel copies a message from user memory at
+ * nic.host_cost's copy rate after a system call, and a segment leaves
+ * only once its bytes are copied.
  */
 #ifndef SIM_HOST_IWARP_H
 #define SIM_HOST_IWARP_H
@@ -29,7 +37,7 @@
 enum { SIM_IW_QN_SEND = 0, SIM_IW_QN_READ = 1, SIM_IW_QN_TERM = 2 };
 
 /* What a record carries: enough to build its octets again. */
-enum sim_iw_rec_kind { IW_MPA_REQUEST, IW_MPA_REPLY, IW_FPDU };
+enum sim_iw_rec_kind { IW_MPA_REQUEST, IW_MPA_REPLY, IW_FPDU, IW_STREAM /* sockets: bytes alone */ };
 
 struct sim_iw_rec {
     uint8_t kind;   /* enum sim_iw_rec_kind */
@@ -57,8 +65,17 @@ struct sim_iw_read {
     uint64_t sink_to;
 };
 
+/* Sockets: a message the peer's application sends, as this one expects
+ * it: where its bytes go. */
+struct sim_iw_in {
+    uint32_t mr;
+    uint64_t off; /* in the region */
+    uint32_t len;
+};
+
 struct sim_iw {
     struct sim_tcp tcp;
+    bool sockets; /* plain TCP sockets, not iWARP */
     bool mpa_tx_due;  /* our Request (active) or Reply (passive) is to go */
     bool tx_ready;    /* FPDUs may go: the handshake allows it (RFC 5044 7.1) */
     bool rx_ready;    /* the peer's Request or Reply arrived */
@@ -84,9 +101,20 @@ struct sim_iw {
      * applications at both ends know; once all are done, TCP closes */
     uint32_t expect_own, expect_reads, own_done, reads_answered;
     bool closed;
+    /* sockets: the messages to receive, in order, and how far the
+     * current one has arrived */
+    struct sim_iw_in *in;
+    uint32_t nin, in_cap, in_next, in_off;
 };
 
-extern const struct sim_transport_ops sim__transport_iwarp;
+extern const struct sim_transport_ops sim__transport_iwarp, sim__transport_tcp;
+
+/* tcp: the time a host's CPU takes to copy n octets between user and
+ * kernel memory at rate bits per second, rounded up to the picosecond. */
+static inline sim_time_t sim__iw_copy_time(uint64_t n, uint64_t rate)
+{
+    return (sim_time_t)(((unsigned __int128)n * 8 * SIM_S + rate - 1) / rate);
+}
 
 /* iw_conn.c */
 /* Make qp an iWARP queue pair; the active side opens the connection. */
@@ -104,9 +132,15 @@ static inline bool sim__iw_read_at(const struct sim_qp *qp, uint32_t i, const st
 void sim__iw_attach(struct sim_qp *qp, bool active, uint16_t lport, uint16_t rport, uint32_t mss,
                     uint32_t iss);
 void sim__iw_start(struct sim_qp *qp);
+/* Sockets: the next message the peer sends on this connection lands in
+ * region mr at off. */
+void sim__iw_expect(struct sim_qp *qp, uint32_t mr, uint64_t off, uint32_t len);
 void sim__iw_free(struct sim_qp *qp);
 struct sim_frame *sim__iw_pull(struct sim_qp *qp);
 void sim__iw_take(struct sim_nic *nic, struct sim_frame *f);
+/* tcp: the receiving core has processed the oldest frame waiting for it,
+ * which goes to its TCP endpoint. */
+void sim__iw_kernel_event(struct sim_nic *nic);
 
 /* iw_tx.c */
 uint32_t sim__iw_next(struct sim_qp *qp, uint32_t seq, uint32_t max, uint32_t *tag);
