@@ -156,6 +156,12 @@ static bool add_messages(struct loader *L, const struct tmpl *t, uint32_t src, u
     return true;
 }
 
+bool sim__workload_add(struct loader *L, const struct cfg_msg *m)
+{
+    struct tmpl t = {.m = *m, .repeat = 1, .has_size = true};
+    return add_messages(L, &t, m->src, m->dst, 0, m->size);
+}
+
 /* ---- explicit messages ---------------------------------------------------- */
 static bool messages(struct loader *L, struct fy_node *seq)
 {
@@ -188,6 +194,17 @@ struct hosts {
     uint32_t *v;
     size_t n;
 };
+
+static bool host_list(struct loader *L, struct fy_node *n, const char *what, struct hosts *h);
+
+bool sim__host_list(struct loader *L, struct fy_node *n, const char *what, uint32_t **v, size_t *nv)
+{
+    struct hosts h = {0};
+    bool ok = host_list(L, n, what, &h);
+    *v = h.v;
+    *nv = h.n;
+    return ok;
+}
 
 static bool host_list(struct loader *L, struct fy_node *n, const char *what, struct hosts *h)
 {
@@ -463,11 +480,15 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
         return false;
     struct fy_node *kind_n = fy_node_mapping_lookup_value_by_string(gen, "kind", FY_NT);
     if (!kind_n)
-        return sim__fail(L, gen, "generate: needs a 'kind': incast, all-to-all, permutation or random");
+        return sim__fail(L, gen, "generate: needs a 'kind': incast, all-to-all, permutation, random, "
+                                 "all-reduce, reduce-scatter or all-gather");
     char kind[64];
     if (!sim__scalar(L, kind_n, "generate kind", kind, sizeof kind))
         return false;
     struct fy_node *v[4 + NCOMMON + 2];
+    for (unsigned k = 0; k < CFG_COLL_COUNT; k++)
+        if (!strcmp(kind, sim__coll_name(k)))
+            return sim__collective(L, gen, k);
     if (!strcmp(kind, "incast"))
         return sim__fields(L, gen, kind, incast_keys, v) && incast(L, gen, v);
     if (!strcmp(kind, "all-to-all"))
@@ -476,8 +497,8 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
         return sim__fields(L, gen, kind, permutation_keys, v) && permutation(L, gen, v, index);
     if (!strcmp(kind, "random"))
         return sim__fields(L, gen, kind, random_keys, v) && random_arrivals(L, gen, v, index);
-    return sim__fail(L, kind_n, "generate kind: '%s' is not incast, all-to-all, permutation or random",
-                     kind);
+    return sim__fail(L, kind_n, "generate kind: '%s' is not incast, all-to-all, permutation, random, "
+                                "all-reduce, reduce-scatter or all-gather", kind);
 }
 
 bool sim__workload(struct loader *L, struct fy_node *map)
