@@ -118,6 +118,10 @@ bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map);
 bool sim__pcie_mem(struct loader *L, struct fy_node *src, struct fy_node *dst,
                    struct fy_node *gpudirect, uint16_t mem[2]);
 bool sim__pcie_check(struct loader *L);
+/* The tree of one NIC of a GPU server as the rail generator's `server:
+ * gpu8` builds it: two sockets, and below socket `socket` a PCIe switch
+ * `plx` holding the NIC and its GPU `gpu0`, every link Gen5 x16. */
+void sim__pcie_gpu_server_nic(struct loader *L, uint32_t node, uint32_t socket);
 void sim__pcie_config_free(struct sim_pcie_config *pc);
 void sim__cfg_pcie_defaults(struct cfg_pcie *t);
 void sim__cfg_pcie_free(struct cfg_pcie *t);

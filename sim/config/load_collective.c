@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/cfg_pcie.h"
 #include "config/loader.h"
 #include "engine/units.h"
 #include "engine/util.h"
@@ -128,10 +129,11 @@ static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const s
 bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
 {
     static const char *const keys[] = {"kind", "algorithm", "hosts", "size", "sizes", "slice",
-                                       "qp", "start", NULL};
-    enum { K_KIND, K_ALGORITHM, K_HOSTS, K_SIZE, K_SIZES, K_SLICE, K_QP, K_START };
+                                       "qp", "start", "mem", "gpudirect", NULL};
+    enum { K_KIND, K_ALGORITHM, K_HOSTS, K_SIZE, K_SIZES, K_SLICE, K_QP, K_START, K_MEM,
+           K_GPUDIRECT };
     const char *what = sim__coll_name(kind);
-    struct fy_node *v[9];
+    struct fy_node *v[11];
     if (!sim__fields(L, gen, what, keys, v))
         return false;
     if (v[K_ALGORITHM]) {
@@ -146,6 +148,10 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
     if ((v[K_QP] && !sim__get_u32(L, v[K_QP], "qp", 1, 65535, &proto.qp)) ||
         (v[K_START] && !sim__get_time(L, v[K_START], "start", &proto.start)) ||
         (v[K_SLICE] && !sim__get_size(L, v[K_SLICE], "slice", 4, CFG_MAX_MESSAGE, &slice)))
+        return false;
+    /* every rank's buffers in the same memory: a GPU's for NCCL */
+    if ((v[K_MEM] || v[K_GPUDIRECT]) &&
+        !sim__pcie_mem(L, v[K_MEM], v[K_MEM], v[K_GPUDIRECT], proto.mem))
         return false;
     if (slice % 4)
         return sim__fail(L, v[K_SLICE], "slice: not a whole number of 4-byte elements");

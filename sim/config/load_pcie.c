@@ -405,6 +405,33 @@ bool sim__pcie_top(struct loader *L, struct fy_node *map)
     return pc->deflt != NULL;
 }
 
+static void set_host_tree(struct sim_pcie_config *pc, uint32_t node, struct cfg_pcie *t)
+{
+    pc->present = true;
+    if (node >= pc->nhost) {
+        size_t n = node + 1 > 2 * pc->nhost ? node + 1 : 2 * pc->nhost;
+        pc->host = sim__xrealloc(pc->host, n * sizeof *pc->host);
+        memset(pc->host + pc->nhost, 0, (n - pc->nhost) * sizeof *pc->host);
+        pc->nhost = n;
+    }
+    pc->host[node] = t;
+}
+
+void sim__pcie_gpu_server_nic(struct loader *L, uint32_t node, uint32_t socket)
+{
+    struct cfg_pcie *t = sim__xcalloc(1, sizeof *t);
+    struct cfg_pcie_link link;
+    tree_scalars(t);
+    t->sockets = 2;
+    link_defaults(&link);
+    link.gen = 5;
+    add_roots(t, &link);
+    uint32_t sw = add_node(t, "plx", PCIE_SWITCH, socket, &link);
+    t->nic = add_node(t, "nic", PCIE_NIC, sw, &link);
+    add_node(t, "gpu0", PCIE_GPU, sw, &link);
+    set_host_tree(config_of(L), node, t);
+}
+
 bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map)
 {
     struct sim_pcie_config *pc = config_of(L);
@@ -432,14 +459,7 @@ bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map)
     struct cfg_pcie *t = tree(L, v, &o);
     if (!t)
         return false;
-    pc->present = true;
-    if (node >= pc->nhost) {
-        size_t n = node + 1 > 2 * pc->nhost ? node + 1 : 2 * pc->nhost;
-        pc->host = sim__xrealloc(pc->host, n * sizeof *pc->host);
-        memset(pc->host + pc->nhost, 0, (n - pc->nhost) * sizeof *pc->host);
-        pc->nhost = n;
-    }
-    pc->host[node] = t;
+    set_host_tree(pc, node, t);
     return true;
 }
 
