@@ -54,9 +54,35 @@ struct cfg_pcie {
     sim_time_t rc_write_latency; /* a posted write: last TLP in to the data in memory */
     double peer_read_factor;    /* share of the link rate peer reads get through a root complex */
     bool cross_socket_p2p;      /* peer-to-peer across the inter-socket link allowed */
+    uint64_t nvlink_rate;       /* NVLink through an NVSwitch: bits per second each GPU
+                                 * sends (and receives); 0: no NVLink */
     struct cfg_pcie_node *nodes;
     uint32_t nnodes;
     uint32_t nic;               /* index of the NIC */
+};
+
+/* How a GPU-to-GPU copy goes (workload copies: via). */
+#define PCIE_COPY_VIAS(X)                                                      \
+    X(NVLINK, "nvlink")  /* NVLink, through the host's NVSwitch */             \
+    X(P2P, "p2p")        /* PCIe peer to peer: the source's DMA engine writes */ \
+    X(BOUNCE, "bounce")  /* into socket memory, then out of it (two copies) */
+
+enum pcie_copy_via {
+#define PCIE__VIA_ENUM(name, str) PCIE_COPY_##name,
+    PCIE_COPY_VIAS(PCIE__VIA_ENUM)
+#undef PCIE__VIA_ENUM
+    PCIE_COPY_VIA_COUNT
+};
+
+/* A copy between two GPUs of one host (workload copies). */
+struct cfg_pcie_copy {
+    uint32_t host;     /* node index */
+    char *src, *dst;   /* GPU names, resolved by sim__pcie_check */
+    uint32_t from, to; /* their tree nodes */
+    uint8_t via;       /* enum pcie_copy_via */
+    uint64_t size;
+    sim_time_t start;
+    struct cfg_pos pos;
 };
 
 /* A src_mem or dst_mem value as written, with the gpudirect of its message. */
@@ -75,6 +101,8 @@ struct sim_pcie_config {
     size_t nhost;
     struct cfg_pcie_mem *mems; /* cfg_msg.mem[] - 1 indexes this */
     size_t nmems, capmems;
+    struct cfg_pcie_copy *copies;
+    size_t ncopies, capcopies;
 };
 
 /* Defaults, shared by the loader and docs/config.md. */
@@ -118,6 +146,12 @@ bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map);
 bool sim__pcie_mem(struct loader *L, struct fy_node *src, struct fy_node *dst,
                    struct fy_node *gpudirect, uint16_t mem[2]);
 bool sim__pcie_check(struct loader *L);
+/* The workload's copies (a sequence). */
+bool sim__pcie_copies(struct loader *L, struct fy_node *seq);
+const char *sim__pcie_via_name(unsigned via);
+/* NVLink's data rate per GPU and direction for a generation (3..5), 0 for
+ * any other. */
+uint64_t sim__nvlink_rate(unsigned generation);
 /* The tree of one NIC of a GPU server as the rail generator's `server:
  * gpu8` builds it: two sockets, and below socket `socket` a PCIe switch
  * `plx` holding the NIC and its GPU `gpu0`, every link Gen5 x16. */

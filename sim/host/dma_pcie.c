@@ -484,6 +484,26 @@ void sim__pcie_create(struct sim_network *net)
             nic->pcie->qps[q].rung = SIM_TIME_NEVER;
         nic->dma = &sim__dma_pcie;
     }
+    /* Copies between GPUs are placed on the links before the run, in the
+     * order they start: messages' bursts fill the gaps they leave. */
+    const struct sim_pcie_config *pc = cfg->pcie;
+    net->pcie->copies = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *net->pcie->copies);
+    size_t *order = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *order);
+    for (size_t i = 0; i < pc->ncopies; i++) {
+        size_t j = i;
+        for (; j && pc->copies[order[j - 1]].start > pc->copies[i].start; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (size_t k = 0; k < pc->ncopies; k++) {
+        const struct cfg_pcie_copy *c = &pc->copies[order[k]];
+        struct sim_host *h = (struct sim_host *)net->nodes[c->host];
+        net->pcie->copies[order[k]] = (struct sim_pcie_copy_time){
+            .start = c->start,
+            .end = sim__pcie_copy(h->nic.pcie, c->via, c->from, c->to, c->start, c->size),
+        };
+    }
+    free(order);
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         const struct sim_msg *msg = &net->msgs[i];
@@ -513,6 +533,7 @@ void sim__pcie_destroy(struct sim_network *net)
         nic->pcie = NULL;
     }
     free(net->pcie->stamps);
+    free(net->pcie->copies);
     free(net->pcie);
     net->pcie = NULL;
 }

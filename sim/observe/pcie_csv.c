@@ -115,3 +115,19 @@ void sim__pcie_message_row(const struct sim_network *net, size_t msg, FILE *f)
     else
         fprintf(f, ",%" PRIu64, s->delivered - m->posted);
 }
+
+/* copies.csv: each GPU-to-GPU copy, its time and bandwidth (10^9 bytes
+ * per second, as NVIDIA quotes NVLink). */
+void sim__pcie_write_copies(const struct sim_network *net, FILE *f)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    fprintf(f, "id,host,src,dst,via,bytes,start_ps,end_ps,time_ps,GBps\n");
+    for (size_t i = 0; i < pc->ncopies; i++) {
+        const struct cfg_pcie_copy *c = &pc->copies[i];
+        const struct sim_pcie_copy_time *t = &net->pcie->copies[i];
+        sim_time_t d = t->end - t->start;
+        fprintf(f, "%zu,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f\n", i,
+                net->cfg->nodes[c->host].name, c->src, c->dst, sim__pcie_via_name(c->via), c->size,
+                t->start, t->end, d, d ? (double)c->size / ((double)d / (double)SIM_S) / 1e9 : 0.0);
+    }
+}

@@ -137,14 +137,25 @@ struct sim_pcie_host {
     struct pcie_credits *credits; /* per node: the NIC's and the GPUs' */
     struct sim_pcie_qp *qps; /* by qpn - SIM_QPN_BASE */
     uint32_t nqps;
+    struct pcie_dir *nv_out, *nv_in; /* per node: a GPU's NVLink into the NVSwitch and back */
 };
 
 struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim *sim,
                                          const char *host);
 void sim__pcie_host_free(struct sim_pcie_host *ph);
+/* The route from initiator `from` to target `to` (tree nodes), and its
+ * release. */
+void sim__pcie_build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, struct pcie_route *r);
+void sim__pcie_free_route(struct pcie_route *r);
 /* The route the NIC takes to a placement, and the socket memory a bounce
  * buffer sits in. */
 const struct pcie_route *sim__pcie_nic_route(const struct sim_pcie_host *ph, uint16_t place);
+
+/* A copy of len bytes from GPU `from` to GPU `to` (tree nodes) asked
+ * for at t, the way `via` says (enum pcie_copy_via; copy.c): returns when
+ * the last byte is in the destination GPU. */
+sim_time_t sim__pcie_copy(struct sim_pcie_host *ph, unsigned via, uint32_t from, uint32_t to,
+                          sim_time_t t, uint64_t len);
 
 /* ---- the network's PCIe state (host/dma_pcie.c fills it, observe/pcie_csv.c writes it) */
 /* When each step of a message happened; SIM_TIME_NEVER if it did not. */
@@ -161,8 +172,14 @@ struct sim_pcie_stamps {
 
 struct sim_network;
 
+/* When a copy (cfg_pcie_copy) started and ended. */
+struct sim_pcie_copy_time {
+    sim_time_t start, end;
+};
+
 struct sim_pcie_net {
     struct sim_pcie_stamps *stamps; /* per message */
+    struct sim_pcie_copy_time *copies; /* per configured copy */
 };
 
 #endif
