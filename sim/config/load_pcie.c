@@ -23,9 +23,9 @@ enum { L_GEN, L_WIDTH, L_MPS, L_MRRS, L_RCB, L_COMPLETIONS, L_DELAY, NLINK };
 
 static const char *const tree_keys[] = {"model", "sockets", "socket_link", "root",
                                         "cross_socket_p2p", "link_defaults", "switches", "nic",
-                                        "gpus", "nvlink", NULL};
+                                        "gpus", "nvlink", "cxl", NULL};
 enum { K_MODEL, K_SOCKETS, K_SOCKET_LINK, K_ROOT, K_CROSS, K_LINK_DEFAULTS, K_SWITCHES, K_NIC,
-       K_GPUS, K_NVLINK, NKEYS };
+       K_GPUS, K_NVLINK, K_CXL, NKEYS };
 
 static struct sim_pcie_config *config_of(struct loader *L)
 {
@@ -387,6 +387,10 @@ static struct cfg_pcie *tree(struct loader *L, struct fy_node **v, const struct 
         ok = sim__get_u32(L, v[K_NVLINK], "pcie nvlink", 3, 5, &gen);
         t->nvlink_rate = sim__nvlink_rate(gen);
     }
+    if (ok && v[K_CXL]) {
+        file_of(L, o, K_CXL);
+        ok = sim__cxl_devices(L, v[K_CXL], t);
+    }
     L->file = o->host;
     if (!ok) {
         sim__cfg_pcie_free(t);
@@ -647,6 +651,8 @@ bool sim__pcie_check(struct loader *L)
     for (size_t i = 0; i < pc->ncopies; i++)
         if (!check_copy(L, &pc->copies[i]))
             return false;
+    if (!sim__cxl_check(L))
+        return false;
     static const char *const side_name[2] = {"src", "dst"};
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
@@ -691,6 +697,9 @@ void sim__cfg_pcie_free(struct cfg_pcie *t)
     for (uint32_t i = 0; i < t->nnodes; i++)
         free(t->nodes[i].name);
     free(t->nodes);
+    for (uint32_t i = 0; i < t->ncxl; i++)
+        free(t->cxl[i].name);
+    free(t->cxl);
     free(t);
 }
 
@@ -709,6 +718,7 @@ void sim__pcie_config_free(struct sim_pcie_config *pc)
         free(pc->copies[i].dst);
     }
     free(pc->copies);
+    sim__cxl_free(pc);
     free(pc->host);
     free(pc);
 }

@@ -503,13 +503,15 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
 
 bool sim__workload(struct loader *L, struct fy_node *map)
 {
-    static const char *const keys[] = {"messages", "generate", "copies", NULL};
-    struct fy_node *v[4];
+    static const char *const keys[] = {"messages", "generate", "copies", "cxl", NULL};
+    struct fy_node *v[5];
     if (!sim__fields(L, map, "workload", keys, v))
         return false;
     if (v[0] && !messages(L, v[0]))
         return false;
     if (v[2] && !sim__pcie_copies(L, v[2]))
+        return false;
+    if (v[3] && !sim__cxl_accesses(L, v[3]))
         return false;
     if (v[1] && fy_node_is_mapping(v[1])) {
         if (!generator(L, v[1], 0))
@@ -524,7 +526,7 @@ bool sim__workload(struct loader *L, struct fy_node *map)
             if (!generator(L, g, i++))
                 return false;
     }
-    if (!L->cfg->nmsgs && !(L->cfg->pcie && L->cfg->pcie->ncopies))
+    if (!L->cfg->nmsgs && !(L->cfg->pcie && (L->cfg->pcie->ncopies || L->cfg->pcie->ncxl)))
         return sim__fail(L, map, "workload: no messages");
     return true;
 }

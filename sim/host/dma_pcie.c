@@ -465,6 +465,43 @@ const struct sim_dma_ops sim__dma_pcie = {
 };
 
 /* ---- building ------------------------------------------------------------------ */
+static int cmp_cxl_run(const void *a, const void *b)
+{
+    const struct sim_cxl_run *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->access != y->access)
+        return x->access < y->access ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* CXL loads and stores, like copies placed before the run, in the order
+ * they start. */
+static void run_cxl(struct sim_network *net)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    size_t n = 0;
+    for (size_t i = 0; i < pc->ncxl; i++)
+        n += pc->cxl[i].count;
+    struct sim_cxl_run *runs = sim__xcalloc(n ? n : 1, sizeof *runs);
+    n = 0;
+    for (size_t i = 0; i < pc->ncxl; i++)
+        for (uint64_t k = 0; k < pc->cxl[i].count; k++)
+            runs[n++] = (struct sim_cxl_run){
+                .access = (uint32_t)i,
+                .k = k,
+                .start = pc->cxl[i].start + k * pc->cxl[i].interval,
+            };
+    qsort(runs, n, sizeof *runs, cmp_cxl_run);
+    for (size_t r = 0; r < n; r++) {
+        const struct cfg_cxl_access *a = &pc->cxl[runs[r].access];
+        struct sim_host *h = (struct sim_host *)net->nodes[a->host];
+        runs[r].end = sim__cxl_access(h->nic.pcie, a->dev, a->store, runs[r].start, &runs[r].parts);
+    }
+    net->pcie->cxl = runs;
+    net->pcie->ncxl = n;
+}
+
 void sim__pcie_create(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
@@ -504,6 +541,7 @@ void sim__pcie_create(struct sim_network *net)
         };
     }
     free(order);
+    run_cxl(net);
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         const struct sim_msg *msg = &net->msgs[i];
@@ -534,6 +572,7 @@ void sim__pcie_destroy(struct sim_network *net)
     }
     free(net->pcie->stamps);
     free(net->pcie->copies);
+    free(net->pcie->cxl);
     free(net->pcie);
     net->pcie = NULL;
 }

@@ -120,6 +120,7 @@ void sim__tcp_nic_json(FILE *f, const struct cfg_nic *n);
 void sim__tcp_side_json(FILE *f, const struct sim_qp *qp);
 void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
 void sim__pcie_write_copies(const struct sim_network *net, FILE *f);
+void sim__pcie_write_cxl(const struct sim_network *net, FILE *f);
 /* collectives.csv and collectives.txt (collectives_csv.c). */
 void sim__coll_write_csv(const struct sim_network *net, FILE *f);
 void sim__coll_write_table(const struct sim_network *net, FILE *f);

@@ -528,19 +528,20 @@ static void write_ports(struct sim_network *net, FILE *f)
 /* written here, in this order, then the fabric's (fabric_csv.c) */
 static const char *const out_names[] = {"messages.csv",    "ports.csv",       "pcie.csv",
                                         "subnet.txt",      "collectives.csv", "collectives.txt",
-                                        "copies.csv",      "summary.json",    "pfc.csv",
-                                        "qlen.csv",        "rates.csv"};
+                                        "copies.csv",      "cxl.csv",         "summary.json",
+                                        "pfc.csv",         "qlen.csv",        "rates.csv"};
 #define NOUT_NAMES (sizeof out_names / sizeof out_names[0])
-#define NWRITTEN 8 /* out_names written by sim_network_write, summary.json last */
+#define NWRITTEN 9 /* out_names written by sim_network_write, summary.json last */
 
 /* Whether this run writes out_names[i]: pcie.csv with PCIe modelled,
  * subnet.txt on InfiniBand, the collectives' files with collectives,
- * copies.csv with copies between GPUs. */
+ * copies.csv with copies between GPUs, cxl.csv with CXL accesses. */
 static bool writes(const struct sim_network *net, size_t i)
 {
     return (i != 2 || net->pcie) && (i != 3 || net->subnet) &&
            ((i != 4 && i != 5) || net->cfg->ncolls) &&
-           (i != 6 || (net->pcie && net->cfg->pcie->ncopies));
+           (i != 6 || (net->pcie && net->cfg->pcie->ncopies)) &&
+           (i != 7 || (net->pcie && net->cfg->pcie->ncxl));
 }
 
 /* A name a run writes: one of out_names or pcap/NAME.pcap. Only these are
@@ -654,6 +655,8 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
             sim__coll_write_table(net, o[i].f);
         else if (i == 6)
             sim__pcie_write_copies(net, o[i].f);
+        else if (i == 7)
+            sim__pcie_write_cxl(net, o[i].f);
         else
             write_summary(net, o[i].f, wall_seconds);
         ok = out_close(&o[i], err, errcap);

@@ -131,3 +131,22 @@ void sim__pcie_write_copies(const struct sim_network *net, FILE *f)
                 t->start, t->end, d, d ? (double)c->size / ((double)d / (double)SIM_S) / 1e9 : 0.0);
     }
 }
+
+/* cxl.csv: each CXL load or store, its latency and the parts it adds up
+ * from (pcie/cxl.c). */
+void sim__pcie_write_cxl(const struct sim_network *net, FILE *f)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    fprintf(f, "id,host,device,op,start_ps,end_ps,latency_ps,cpu_ps,host_port_ps,link_ps,"
+               "request_flits_ps,device_port_ps,media_ps,response_flits_ps,queue_ps\n");
+    for (size_t i = 0; i < net->pcie->ncxl; i++) {
+        const struct sim_cxl_run *r = &net->pcie->cxl[i];
+        const struct cfg_cxl_access *a = &pc->cxl[r->access];
+        const struct sim_cxl_parts *p = &r->parts;
+        fprintf(f, "%zu,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                i, net->cfg->nodes[a->host].name, a->device, a->store ? "store" : "load", r->start,
+                r->end, r->end - r->start, p->cpu, p->host_port, p->link, p->request,
+                p->device_port, p->media, p->response, p->queue);
+    }
+}

@@ -199,6 +199,10 @@ struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim 
         for (uint32_t i = 0; i < nn; i++)
             ph->nv_out[i].fs = ph->nv_in[i].fs = fs;
     }
+    ph->cxl_down = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_down);
+    ph->cxl_up = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_up);
+    for (uint32_t i = 0; i < cfg->ncxl; i++)
+        ph->cxl_down[i].fs = ph->cxl_up[i].fs = sim__cxl_fs_per_byte(&cfg->cxl[i]);
     uint16_t mps = cfg->nodes[nic].link.mps;
     build_path(ph, home, nic, false, &ph->mmio, &mps);
     ph->mmio.start = cfg->rc_latency;
@@ -227,6 +231,12 @@ void sim__pcie_host_free(struct sim_pcie_host *ph)
     }
     free(ph->nv_out);
     free(ph->nv_in);
+    for (uint32_t i = 0; i < ph->cfg->ncxl; i++) {
+        sim__pcie_dir_free(&ph->cxl_down[i]);
+        sim__pcie_dir_free(&ph->cxl_up[i]);
+    }
+    free(ph->cxl_down);
+    free(ph->cxl_up);
     free(ph->mmio.hop);
     free(ph->links);
     free(ph->peer);
