@@ -158,7 +158,9 @@ struct cfg_link {
 #define CFG_COLLS(X)                                                           \
     X(ALL_REDUCE, "all-reduce")                                                \
     X(REDUCE_SCATTER, "reduce-scatter")                                        \
-    X(ALL_GATHER, "all-gather")
+    X(ALL_GATHER, "all-gather")                                                \
+    X(BROADCAST, "broadcast")                                                  \
+    X(ALL_TO_ALL, "alltoall") /* nccl-tests' name: all-to-all is the message generator */
 
 enum cfg_coll_kind {
 #define CFG__COLL_ENUM(name, str) CFG_COLL_##name,

@@ -1,6 +1,6 @@
-/* load_collective.c - the collective generators: all-reduce, reduce-scatter
- * and all-gather over a ring of hosts, expanded into the messages NCCL's
- * ring algorithm sends (docs/config.md, "Collectives").
+/* load_collective.c - the collective generators: all-reduce, reduce-scatter,
+ * all-gather and broadcast over a ring of hosts, and alltoall, expanded
+ * into the messages NCCL's ring algorithm sends (docs/config.md, "Collectives").
  *
  * A rank's buffer of `size` bytes is cut into n chunks, one per rank, and
  * every chunk into slices of at most `slice` bytes. At step k rank r sends
@@ -14,6 +14,10 @@
  *   rank:      0        1        2        3
  *   step 0:  c0 ->   c1 ->    c2 ->    c3 -> (rank 0)
  *   step 1:  c3+0 -> c0+1 ->  c1+2 ->  c2+3 -> ...
+ *
+ * Broadcast forwards the first rank's buffer along the chain of ranks the
+ * same way, slice by slice; alltoall sends chunk d of every rank's buffer
+ * to rank d directly.
  *
  * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
  * transport (net_ib) posts its sends, so the receiver learns of each
@@ -74,9 +78,78 @@ static bool sizes_of(struct loader *L, struct fy_node *size, struct fy_node *siz
 /* The messages of one collective of `size` bytes; *last_at[r] is the
  * message whose arrival at rank r ended the collective before (0: none),
  * and becomes this one's. */
+/* Broadcast as NCCL's ring runs it: a chain from the first rank, each
+ * slice forwarded by every rank as soon as it arrived. */
+static bool broadcast(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto)
+{
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4, ns = (co->size + co->slice - 1) / co->slice;
+    if ((uint64_t)(n - 1) * ns + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    for (uint32_t k = 0; k + 1 < n; k++)
+        for (uint64_t j = 0; j < ns; j++) {
+            uint64_t s0 = e * j / ns, s1 = e * (j + 1) / ns;
+            struct cfg_msg m = *proto;
+            m.src = co->ranks[k];
+            m.dst = co->ranks[k + 1];
+            m.size = 4 * (s1 - s0);
+            m.coll = coll;
+            m.rank = k;
+            m.coll_off = 4 * s0;
+            m.imm = (uint32_t)j;
+            m.after = k ? co->first_msg + (uint32_t)((uint64_t)(k - 1) * ns + j) + 1 : 0;
+            m.combine = k ? CFG_COMBINE_COPY : CFG_COMBINE_OWN;
+            m.sum_from = 0; /* the root's data */
+            m.sum_count = 1;
+            if (!sim__workload_add(L, &m))
+                return false;
+        }
+    return true;
+}
+
+/* All-to-all: rank r sends chunk d of its buffer straight to rank d, all
+ * at once, as NCCL's alltoall posts a send to every peer. */
+static bool all_to_all(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto)
+{
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4;
+    uint64_t ns = ((e + n - 1) / n * 4 + co->slice - 1) / co->slice;
+    if ((uint64_t)n * (n - 1) * ns + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t d = (r + i) % n; /* peers in turn, so that no rank is everybody's first */
+            uint64_t c0 = chunk_first(e, d, n), clen = chunk_first(e, d + 1, n) - c0;
+            for (uint64_t j = 0; j < ns; j++) {
+                uint64_t s0 = c0 + clen * j / ns, s1 = c0 + clen * (j + 1) / ns;
+                struct cfg_msg m = *proto;
+                m.src = co->ranks[r];
+                m.dst = co->ranks[d];
+                m.size = 4 * (s1 - s0);
+                m.coll = coll;
+                m.rank = r;
+                m.coll_off = 4 * s0;
+                m.imm = (uint32_t)j;
+                m.combine = CFG_COMBINE_OWN;
+                m.sum_from = r;
+                m.sum_count = 1;
+                if (!sim__workload_add(L, &m))
+                    return false;
+            }
+        }
+    return true;
+}
+
 static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto,
                    uint32_t *last_at)
 {
+    if (co->kind == CFG_COLL_BROADCAST || co->kind == CFG_COLL_ALL_TO_ALL) {
+        co->first_msg = (uint32_t)L->cfg->nmsgs;
+        bool ok = co->kind == CFG_COLL_BROADCAST ? broadcast(L, co, coll, proto)
+                                                 : all_to_all(L, co, coll, proto);
+        co->nmsgs = (uint32_t)(L->cfg->nmsgs - co->first_msg);
+        return ok;
+    }
     struct sim_config *cfg = L->cfg;
     uint32_t n = co->nranks;
     uint64_t e = co->size / 4;
@@ -165,6 +238,9 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
               sim__host_list(L, v[K_HOSTS], "hosts", &ranks, &nranks);
     if (ok && nranks < 2)
         ok = sim__fail(L, v[K_HOSTS] ? v[K_HOSTS] : gen, "%s: needs at least two hosts", what);
+    if (ok && nsizes > 1 && (kind == CFG_COLL_BROADCAST || kind == CFG_COLL_ALL_TO_ALL))
+        ok = sim__fail(L, v[K_SIZES], "%s: one size per generator (a list of sizes runs only "
+                                      "for the ring collectives)", what);
     for (size_t i = 0; ok && i < nsizes; i++)
         if (sizes[i] % 4 || sizes[i] / 4 < nranks)
             ok = sim__fail(L, v[K_SIZE] ? v[K_SIZE] : v[K_SIZES],

@@ -5,8 +5,8 @@
  * last step's data is in the memory of the rank it went to. As in
  * nccl-tests (doc/PERFORMANCE.md), the algorithm bandwidth is size / time
  * and the bus bandwidth scales it to what each rank's link carried:
- * by 2(n - 1)/n for all-reduce, (n - 1)/n for reduce-scatter and
- * all-gather.
+ * by 2(n - 1)/n for all-reduce, (n - 1)/n for reduce-scatter, all-gather
+ * and alltoall, 1 for broadcast.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,7 +41,10 @@ static void result(const struct sim_network *net, const struct cfg_coll *co, str
     }
     double n = co->nranks, t = (double)(r->end - r->start) / (double)SIM_S;
     r->algbw = t > 0 ? (double)co->size / t / 1e9 : 0;
-    r->busbw = r->algbw * (co->kind == CFG_COLL_ALL_REDUCE ? 2 * (n - 1) / n : (n - 1) / n);
+    double factor = co->kind == CFG_COLL_ALL_REDUCE ? 2 * (n - 1) / n
+                    : co->kind == CFG_COLL_BROADCAST ? 1
+                                                     : (n - 1) / n;
+    r->busbw = r->algbw * factor;
 }
 
 void sim__coll_write_csv(const struct sim_network *net, FILE *f)
@@ -52,8 +55,9 @@ void sim__coll_write_csv(const struct sim_network *net, FILE *f)
         const struct cfg_coll *co = &net->cfg->colls[i];
         struct coll_result r;
         result(net, co, &r);
-        fprintf(f, "%zu,%s,ring,%u,%" PRIu64 ",%" PRIu64 ",%u,", i, sim__coll_name(co->kind),
-                co->nranks, co->size, co->slice, co->nmsgs);
+        fprintf(f, "%zu,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%u,", i, sim__coll_name(co->kind),
+                co->kind == CFG_COLL_ALL_TO_ALL ? "direct" : "ring", co->nranks, co->size, co->slice,
+                co->nmsgs);
         if (r.end)
             fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,ok,", r.start, r.end,
                     r.end - r.start, r.algbw, r.busbw);
@@ -65,7 +69,8 @@ void sim__coll_write_csv(const struct sim_network *net, FILE *f)
 
 void sim__coll_write_table(const struct sim_network *net, FILE *f)
 {
-    fprintf(f, "# rdmasim collectives: ring algorithm, int32 sum, columns as nccl-tests prints them\n"
+    fprintf(f, "# rdmasim collectives: ring algorithm (alltoall: direct), int32 data, columns as "
+               "nccl-tests prints them\n"
                "#\n"
                "# %14s %5s %12s %12s %6s %6s %10s %8s %8s %7s\n"
                "# %14s %5s %12s %12s %6s %6s %10s %8s %8s\n",
@@ -77,7 +82,8 @@ void sim__coll_write_table(const struct sim_network *net, FILE *f)
         result(net, co, &r);
         fprintf(f, "  %14s %5u %12" PRIu64 " %12" PRIu64 " %6s %6s ", sim__coll_name(co->kind),
                 co->nranks, co->size, co->size / 4, "int32",
-                co->kind == CFG_COLL_ALL_GATHER ? "none" : "sum");
+                co->kind == CFG_COLL_ALL_REDUCE || co->kind == CFG_COLL_REDUCE_SCATTER ? "sum"
+                                                                                      : "none");
         if (r.end)
             fprintf(f, "%10.2f %8.2f %8.2f ", (double)(r.end - r.start) / (double)SIM_US, r.algbw,
                     r.busbw);

@@ -128,6 +128,31 @@ workload:
         self.assertLessEqual(busbw, bound * 1.0001)
         self.assertGreaterEqual(busbw, 0.9 * bound)
 
+    def test_broadcast_and_alltoall(self):
+        """Broadcast down a chain from the first host listed (bus bandwidth
+        = algorithm bandwidth) and alltoall (each rank's link carries
+        (n-1)/n of its buffer), data checked, both within 10% of the
+        link's goodput."""
+        out = self.run_config(star(["100Gbps"] * 4) + """payload: data
+workload:
+  generate:
+    - {kind: broadcast, hosts: [h2, h0, h3, h1], size: 16MiB}
+    - {kind: alltoall, size: 16MiB, qp: 2, start: 5ms}
+""")
+        self.assertEqual({m["data"] for m in table(out, "messages.csv")}, {"ok"})
+        bound = 100e9 / 8 * MTU / (MTU + PER_PACKET) / 1e9
+        for row in collectives(out):
+            with self.subTest(kind=row["kind"]):
+                self.assertEqual(row["data"], "ok")
+                busbw = float(row["busbw_GBps"])
+                factor = 1 if row["kind"] == "broadcast" else 3 / 4
+                self.assertAlmostEqual(busbw, float(row["algbw_GBps"]) * factor, places=4)
+                self.assertLessEqual(busbw, bound)
+                self.assertGreaterEqual(busbw, 0.9 * bound)
+        # the chain starts at h2: it sends, h1 at the end only receives
+        senders = {m["src"] for m in table(out, "messages.csv") if m["qp"] == "1"}
+        self.assertEqual(senders, {"h2", "h0", "h3"})
+
     def test_small_sizes_alpha_beta(self):
         """4 KiB over four ranks: six steps of one 1 KiB frame each,
         t = 2(n-1) x (alpha + beta x wire bytes)."""
