@@ -481,7 +481,7 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
     struct fy_node *kind_n = fy_node_mapping_lookup_value_by_string(gen, "kind", FY_NT);
     if (!kind_n)
         return sim__fail(L, gen, "generate: needs a 'kind': incast, all-to-all, permutation, random, "
-                                 "all-reduce, reduce-scatter or all-gather");
+                                 "all-reduce, reduce-scatter, all-gather, broadcast or alltoall");
     char kind[64];
     if (!sim__scalar(L, kind_n, "generate kind", kind, sizeof kind))
         return false;
@@ -498,7 +498,7 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
     if (!strcmp(kind, "random"))
         return sim__fields(L, gen, kind, random_keys, v) && random_arrivals(L, gen, v, index);
     return sim__fail(L, kind_n, "generate kind: '%s' is not incast, all-to-all, permutation, random, "
-                                "all-reduce, reduce-scatter or all-gather", kind);
+                                "all-reduce, reduce-scatter, all-gather, broadcast or alltoall", kind);
 }
 
 bool sim__workload(struct loader *L, struct fy_node *map)
