@@ -200,6 +200,7 @@ struct cfg_msg {
     uint32_t imm;
     bool solicited;  /* a send asks for a solicited event (BTH SE; RDMAP Send with SE) */
     uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
+    bool gpu_post;   /* the source GPU posts it itself (GPUDirect Async, kernel-initiated) */
     uint64_t compare, swap_add, initial; /* atomics */
     /* A collective's step: posted once message after - 1 is in src's
      * memory (0: at start); cfg->colls[coll - 1] is its collective, rank

@@ -668,6 +668,10 @@ bool sim__pcie_check(struct loader *L)
             if (e)
                 return sim__fail_at(L, &spec->pos, "%s: on host '%s', '%s' %s", spec->key, host,
                                     spec->name, e);
+            if (!side && m->gpu_post && (!(place & PCIE_PLACE_GPU) || (place & PCIE_PLACE_BOUNCE)))
+                return sim__fail_at(L, &spec->pos, "post: gpu needs the message's source in a GPU "
+                                                   "reached by GPUDirect; '%s' of host '%s' is not",
+                                    spec->name, host);
             if (!(place & PCIE_PLACE_GPU))
                 continue;
             const struct cfg_pcie_node *gpu = &t->nodes[place & PCIE_PLACE_NODE];

@@ -165,13 +165,13 @@ bool sim__workload_add(struct loader *L, const struct cfg_msg *m)
 /* ---- explicit messages ---------------------------------------------------- */
 static bool messages(struct loader *L, struct fy_node *seq)
 {
-    static const char *const keys[] = {"src", "dst", COMMON_KEYS, NULL};
+    static const char *const keys[] = {"src", "dst", COMMON_KEYS, "post", NULL};
     if (!sim__expect_seq(L, seq, "messages"))
         return false;
     void *it = NULL;
     struct fy_node *item;
     while ((item = fy_node_sequence_iterate(seq, &it))) {
-        struct fy_node *v[2 + NCOMMON + 1];
+        struct fy_node *v[2 + NCOMMON + 2];
         if (!sim__fields(L, item, "message", keys, v))
             return false;
         if (!v[0] || !v[1])
@@ -183,6 +183,17 @@ static bool messages(struct loader *L, struct fy_node *seq)
             return false;
         if (src == dst)
             return sim__fail(L, v[1], "dst: a message from '%s' to itself", L->cfg->nodes[src].name);
+        struct fy_node *post = v[2 + NCOMMON];
+        if (post) {
+            char by[16];
+            if (!sim__scalar(L, post, "post", by, sizeof by))
+                return false;
+            if (strcmp(by, "cpu") && strcmp(by, "gpu"))
+                return sim__fail(L, post, "post: '%s' is not cpu or gpu", by);
+            t.m.gpu_post = !strcmp(by, "gpu");
+            if (t.m.gpu_post && !t.m.mem[0])
+                return sim__fail(L, post, "post: gpu needs src_mem, the GPU that posts it");
+        }
         if (!add_messages(L, &t, src, dst, 0, t.m.size))
             return false;
     }

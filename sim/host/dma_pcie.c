@@ -25,6 +25,11 @@
  * complex's write latency after its last TLP arrived (root complex and
  * DRAM time, `pcie.root.write_latency`).
  *
+ * A message a GPU posts itself (post: gpu, GPUDirect Async kernel-initiated,
+ * as DOCA GPUNetIO does it): the GPU writes its WQE into its own memory and
+ * rings the doorbell with a peer-to-peer write, the NIC fetches the WQE
+ * from the GPU and writes the completion entry there, where the GPU polls.
+ *
  * Bounce buffers: a GPU region used without GPUDirect is staged in the
  * NIC's socket's memory. Before a message is posted, the GPU's DMA engine
  * writes it there; after the last of a message has landed there, the GPU's
@@ -105,6 +110,16 @@ static struct pcie_credits *nic_credits(struct sim_nic *nic)
 static const struct pcie_route *mr_route(const struct sim_nic *nic, uint32_t mr)
 {
     return sim__pcie_nic_route(nic->pcie, nic->host->mrs[mr].place);
+}
+
+/* The GPU that posted message msg itself (GPUDirect Async), whose memory
+ * then holds its WQE and completion entry; UINT32_MAX when the CPU did. */
+static uint32_t posting_gpu(const struct sim_nic *nic, uint32_t msg)
+{
+    const struct sim_network *net = nic->host->node.net;
+    if (!net->cfg->msgs[msg].gpu_post)
+        return UINT32_MAX;
+    return nic->host->mrs[net->msgs[msg].lmr].place & PCIE_PLACE_NODE;
 }
 
 /* A write from the NIC into its socket's memory: a completion entry and
@@ -250,8 +265,10 @@ static void fetch_wqes(struct sim_nic *nic, struct sim_qp *qp)
            (int32_t)(pq->wqe_next - qp->sq_next) < (int32_t)n->wqe_prefetch) {
         struct sim_wqe *w = &qp->sq[pq->wqe_next++ & (qp->sq_cap - 1)];
         struct sim_pcie_stamps *ts = stamps(nic, w->msg);
+        uint32_t g = posting_gpu(nic, w->msg);
+        const struct pcie_route *wqe_at = g == UINT32_MAX ? home(nic) : &nic->pcie->nic_to[g];
         sim_time_t at = n->inline_wqe ? ts->doorbell
-                                      : sim__pcie_read(home(nic), nic_credits(nic), now,
+                                      : sim__pcie_read(wqe_at, nic_credits(nic), now,
                                                        ts->doorbell > now ? ts->doorbell : now,
                                                        WQE_BYTES);
         if (at < pq->wqe_ready)
@@ -351,8 +368,12 @@ static sim_time_t pcie_post_send(struct sim_nic *nic, struct sim_qp *qp, const s
             r->write_latency;
         ts->copied = t;
     }
-    ts->doorbell = doorbell(nic, pq_of(nic, qp), t,
-                            nic_node(nic)->inline_wqe ? WQE_BYTES : DOORBELL_BYTES);
+    uint32_t bytes = nic_node(nic)->inline_wqe ? WQE_BYTES : DOORBELL_BYTES;
+    uint32_t g = posting_gpu(nic, w->msg);
+    /* a GPU rings the doorbell with a peer-to-peer write of its own */
+    ts->doorbell = g == UINT32_MAX ? doorbell(nic, pq_of(nic, qp), t, bytes)
+                                   : sim__pcie_write(&ph->gpu_mmio[g], now, t, bytes,
+                                                     home(nic)->mps, NULL);
     fetch_wqes(nic, qp);
     return w->ready_at;
 }
@@ -418,7 +439,12 @@ static void pcie_complete(struct sim_nic *nic, struct sim_qp *qp, uint32_t msg,
     struct sim_pcie_qp *pq = pq_of(nic, qp);
     sim_time_t now = now_of(nic);
     stamps(nic, msg)->acked = now;
-    sim_time_t at = completion_entry(nic, now);
+    uint32_t g = posting_gpu(nic, msg);
+    /* a posting GPU polls its completion queue in its own memory, no interrupt */
+    const struct pcie_route *to_gpu = g == UINT32_MAX ? NULL : &nic->pcie->nic_to[g];
+    sim_time_t at = to_gpu ? sim__pcie_write(&to_gpu->out, now, now, CQE_BYTES, to_gpu->mps, NULL) +
+                                 to_gpu->write_latency
+                           : completion_entry(nic, now);
     if (pq->cq_tail - pq->cq_head == pq->cq_cap) {
         uint32_t cap = pq->cq_cap ? 2 * pq->cq_cap : 8;
         struct pcie_cqe *cq = sim__xmalloc(cap * sizeof *cq);

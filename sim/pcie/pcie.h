@@ -132,6 +132,7 @@ struct sim_pcie_host {
     uint32_t nlinks;
     struct pcie_dir *peer;   /* per socket: the root complex forwarding peer reads */
     struct pcie_path mmio;   /* the CPU (on the NIC's socket) writing into the NIC's BAR */
+    struct pcie_path *gpu_mmio; /* per node: a GPU writing into the NIC's BAR, peer to peer */
     struct pcie_route *nic_to; /* per node: the NIC reaching socket memory or a GPU */
     struct pcie_route *gpu_mem; /* per node: a GPU reaching the NIC's socket's memory */
     struct pcie_credits *credits; /* per node: the NIC's and the GPUs' */

@@ -205,6 +205,12 @@ struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim 
         ph->cxl_down[i].fs = ph->cxl_up[i].fs = sim__cxl_fs_per_byte(&cfg->cxl[i]);
     uint16_t mps = cfg->nodes[nic].link.mps;
     build_path(ph, home, nic, false, &ph->mmio, &mps);
+    ph->gpu_mmio = sim__xcalloc(nn, sizeof *ph->gpu_mmio);
+    for (uint32_t i = 0; i < nn; i++)
+        if (cfg->nodes[i].kind == PCIE_GPU) {
+            uint16_t gmps = mps;
+            build_path(ph, i, nic, false, &ph->gpu_mmio[i], &gmps);
+        }
     ph->mmio.start = cfg->rc_latency;
     return ph;
 }
@@ -223,6 +229,7 @@ void sim__pcie_host_free(struct sim_pcie_host *ph)
     for (uint32_t i = 0; i < ph->cfg->nnodes; i++) {
         sim__pcie_free_route(&ph->nic_to[i]);
         sim__pcie_free_route(&ph->gpu_mem[i]);
+        free(ph->gpu_mmio[i].hop);
         sim__pcie_credits_free(&ph->credits[i]);
         if (ph->nv_out) {
             sim__pcie_dir_free(&ph->nv_out[i]);
@@ -238,6 +245,7 @@ void sim__pcie_host_free(struct sim_pcie_host *ph)
     free(ph->cxl_down);
     free(ph->cxl_up);
     free(ph->mmio.hop);
+    free(ph->gpu_mmio);
     free(ph->links);
     free(ph->peer);
     free(ph->nic_to);
