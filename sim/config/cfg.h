@@ -173,6 +173,42 @@ struct cfg_link {
     struct cfg_pos pos;
 };
 
+/* Collectives (docs/config.md, "Collectives"), as nccl-tests names them. */
+#define CFG_COLLS(X)                                                           \
+    X(ALL_REDUCE, "all-reduce")                                                \
+    X(REDUCE_SCATTER, "reduce-scatter")                                        \
+    X(ALL_GATHER, "all-gather")                                                \
+    X(BROADCAST, "broadcast")                                                  \
+    X(ALL_TO_ALL, "alltoall") /* nccl-tests' name: all-to-all is the message generator */
+
+enum cfg_coll_kind {
+#define CFG__COLL_ENUM(name, str) CFG_COLL_##name,
+    CFG_COLLS(CFG__COLL_ENUM)
+#undef CFG__COLL_ENUM
+    CFG_COLL_COUNT
+};
+const char *sim__coll_name(unsigned kind);
+
+/* One collective over a ring of ranks; its steps are the messages
+ * [first_msg, first_msg + nmsgs). */
+struct cfg_coll {
+    uint8_t kind;     /* enum cfg_coll_kind */
+    uint32_t *ranks;  /* host node indexes, in ring order */
+    uint32_t nranks;
+    uint64_t size;    /* bytes, as nccl-tests counts them: a rank's buffer */
+    uint64_t slice;   /* the largest message a chunk is cut into */
+    uint32_t first_msg, nmsgs;
+    struct cfg_pos pos;
+};
+
+/* What a collective step's source holds when the host posts it. */
+enum cfg_combine {
+    CFG_COMBINE_NONE, /* not a collective step: its own bytes */
+    CFG_COMBINE_OWN,  /* the rank's own contribution */
+    CFG_COMBINE_ADD,  /* the step it waited for, plus the rank's contribution */
+    CFG_COMBINE_COPY  /* the step it waited for, forwarded */
+};
+
 struct cfg_msg {
     uint32_t src, dst; /* host node indexes */
     uint32_t qp;       /* queue pair number within the (src, dst) pair */
@@ -183,7 +219,16 @@ struct cfg_msg {
     uint32_t imm;
     bool solicited;  /* a send asks for a solicited event (BTH SE; RDMAP Send with SE) */
     uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
+    bool gpu_post;   /* the source GPU posts it itself (GPUDirect Async, kernel-initiated) */
     uint64_t compare, swap_add, initial; /* atomics */
+    /* A collective's step: posted once message after - 1 is in src's
+     * memory (0: at start); cfg->colls[coll - 1] is its collective, rank
+     * the src's place in its ring, coll_off where the data sits in a
+     * rank's buffer, and the data is the sum of the contributions of the
+     * sum_count ranks from sum_from on (around the ring). */
+    uint32_t after, coll, rank, sum_from, sum_count;
+    uint8_t combine; /* enum cfg_combine */
+    uint64_t coll_off;
     struct cfg_pos pos;
 };
 
@@ -205,6 +250,8 @@ struct sim_config {
     size_t nlinks, caplinks;
     struct cfg_msg *msgs;
     size_t nmsgs, capmsgs;
+    struct cfg_coll *colls;
+    size_t ncolls, capcolls;
     struct cfg_fabric fabric;
     struct cfg_ib ib;
     struct sim_pcie_config *pcie; /* PCIe inside the hosts (cfg_pcie.h); NULL: none configured */

@@ -43,6 +43,18 @@ struct cfg_pcie_node {
     bool msix;               /* nic: an MSI-X write follows each completion entry */
 };
 
+/* A CXL type-3 memory expander on a root port (CXL.mem; load_cxl.c). */
+struct cfg_cxl {
+    char *name;
+    uint32_t socket;        /* the root complex whose port it is on */
+    uint8_t gen;            /* PCIe physical layer: 5 (68-byte flits) or 6 (256-byte flits) */
+    uint8_t width;          /* lanes */
+    sim_time_t delay;       /* the link's propagation */
+    sim_time_t cpu_latency; /* a load's miss from the core to the root port and its fill back */
+    sim_time_t port_latency; /* a CXL port (host or device) passing a message, each way */
+    sim_time_t media_latency; /* the device's memory controller and DRAM */
+};
+
 /* One host's tree. Nodes: the root complexes (socket0...), then switches,
  * the NIC, and GPUs, each after its parent. */
 struct cfg_pcie {
@@ -54,9 +66,48 @@ struct cfg_pcie {
     sim_time_t rc_write_latency; /* a posted write: last TLP in to the data in memory */
     double peer_read_factor;    /* share of the link rate peer reads get through a root complex */
     bool cross_socket_p2p;      /* peer-to-peer across the inter-socket link allowed */
+    struct cfg_cxl *cxl;        /* memory expanders */
+    uint32_t ncxl;
+    uint64_t nvlink_rate;       /* NVLink through an NVSwitch: bits per second each GPU
+                                 * sends (and receives); 0: no NVLink */
     struct cfg_pcie_node *nodes;
     uint32_t nnodes;
     uint32_t nic;               /* index of the NIC */
+};
+
+/* How a GPU-to-GPU copy goes (workload copies: via). */
+#define PCIE_COPY_VIAS(X)                                                      \
+    X(NVLINK, "nvlink")  /* NVLink, through the host's NVSwitch */             \
+    X(P2P, "p2p")        /* PCIe peer to peer: the source's DMA engine writes */ \
+    X(BOUNCE, "bounce")  /* into socket memory, then out of it (two copies) */
+
+enum pcie_copy_via {
+#define PCIE__VIA_ENUM(name, str) PCIE_COPY_##name,
+    PCIE_COPY_VIAS(PCIE__VIA_ENUM)
+#undef PCIE__VIA_ENUM
+    PCIE_COPY_VIA_COUNT
+};
+
+/* Loads or stores of 64-byte lines to a CXL expander (workload cxl). */
+struct cfg_cxl_access {
+    uint32_t host;    /* node index */
+    char *device;     /* the expander's name, resolved by sim__pcie_check */
+    uint32_t dev;
+    bool store;
+    uint64_t count;
+    sim_time_t start, interval;
+    struct cfg_pos pos;
+};
+
+/* A copy between two GPUs of one host (workload copies). */
+struct cfg_pcie_copy {
+    uint32_t host;     /* node index */
+    char *src, *dst;   /* GPU names, resolved by sim__pcie_check */
+    uint32_t from, to; /* their tree nodes */
+    uint8_t via;       /* enum pcie_copy_via */
+    uint64_t size;
+    sim_time_t start;
+    struct cfg_pos pos;
 };
 
 /* A src_mem or dst_mem value as written, with the gpudirect of its message. */
@@ -75,6 +126,10 @@ struct sim_pcie_config {
     size_t nhost;
     struct cfg_pcie_mem *mems; /* cfg_msg.mem[] - 1 indexes this */
     size_t nmems, capmems;
+    struct cfg_pcie_copy *copies;
+    size_t ncopies, capcopies;
+    struct cfg_cxl_access *cxl;
+    size_t ncxl, capcxl;
 };
 
 /* Defaults, shared by the loader and docs/config.md. */
@@ -100,6 +155,19 @@ struct sim_pcie_config {
 #define PCIE_DEFAULT_READ_CREDITS 256
 #define PCIE_DEFAULT_PREFETCH (32 * 1024)
 #define PCIE_DEFAULT_WQE_PREFETCH 64
+/* CXL.mem (docs/config.md, "CXL memory"). Pond (Li et al., ASPLOS 2023,
+ * section 2) puts what CXL adds to a load at 70-90 ns over local DRAM,
+ * about a NUMA hop: four port crossings of 20 ns each (host and device,
+ * there and back) and the flits' few nanoseconds make 83 ns at Gen5 x16.
+ * The rest of a local access stays: 40 ns from the core's miss to the
+ * port and back, 60 ns in the device's memory controller and DDR5 (JEDEC
+ * JESD79-5, DDR5-4800B: tRCD 16 ns + CL 16 ns, plus the controller).
+ * That makes a load 183 ns, inside the 170-250 ns Sun et al. measured on
+ * CXL memory devices ("Demystifying CXL Memory with Genuine CXL-Ready
+ * Systems and Devices", MICRO 2023). */
+#define CXL_DEFAULT_CPU_LATENCY (40 * SIM_NS)
+#define CXL_DEFAULT_PORT_LATENCY (20 * SIM_NS)
+#define CXL_DEFAULT_MEDIA_LATENCY (60 * SIM_NS)
 
 /* Where a memory region lives, resolved for one host's tree: a socket's
  * memory (0..sockets-1), or a GPU's (PCIE_PLACE_GPU | node), reached
@@ -118,6 +186,22 @@ bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map);
 bool sim__pcie_mem(struct loader *L, struct fy_node *src, struct fy_node *dst,
                    struct fy_node *gpudirect, uint16_t mem[2]);
 bool sim__pcie_check(struct loader *L);
+/* A tree's cxl list and the workload's cxl accesses (load_cxl.c); the
+ * accesses' devices once every tree is known. */
+bool sim__cxl_devices(struct loader *L, struct fy_node *seq, struct cfg_pcie *t);
+bool sim__cxl_accesses(struct loader *L, struct fy_node *seq);
+bool sim__cxl_check(struct loader *L);
+void sim__cxl_free(struct sim_pcie_config *pc);
+/* The workload's copies (a sequence). */
+bool sim__pcie_copies(struct loader *L, struct fy_node *seq);
+const char *sim__pcie_via_name(unsigned via);
+/* NVLink's data rate per GPU and direction for a generation (3..5), 0 for
+ * any other. */
+uint64_t sim__nvlink_rate(unsigned generation);
+/* The tree of one NIC of a GPU server as the rail generator's `server:
+ * gpu8` builds it: two sockets, and below socket `socket` a PCIe switch
+ * `plx` holding the NIC and its GPU `gpu0`, every link Gen5 x16. */
+void sim__pcie_gpu_server_nic(struct loader *L, uint32_t node, uint32_t socket);
 void sim__pcie_config_free(struct sim_pcie_config *pc);
 void sim__cfg_pcie_defaults(struct cfg_pcie *t);
 void sim__cfg_pcie_free(struct cfg_pcie *t);

@@ -787,6 +787,9 @@ void sim__config_free(struct sim_config *cfg)
     free(cfg->nodes);
     free(cfg->links);
     free(cfg->msgs);
+    for (size_t i = 0; i < cfg->ncolls; i++)
+        free(cfg->colls[i].ranks);
+    free(cfg->colls);
     sim__cfg_fabric_free(&cfg->fabric);
     sim__pcie_config_free(cfg->pcie);
     free(cfg);

@@ -1,7 +1,15 @@
 /* load_generators.c - topology generators, so a large fabric needs no large file:
- * star, dumbbell, leaf-spine, and the k-ary fat-tree of Al-Fares, Loukissas
+ * star, dumbbell, leaf-spine, the k-ary fat-tree of Al-Fares, Loukissas
  * and Vahdat ("A Scalable, Commodity Data Center Network Architecture",
- * SIGCOMM 2008, section 3.2).
+ * SIGCOMM 2008, section 3.2), and the rail-optimised fabric of GPU
+ * clusters (NVIDIA DGX SuperPOD reference architecture): NIC r of every
+ * server on rail switch r, the rails joined by spines.
+ *
+ *   rail, 3 servers x 2 rails:    spine0 ... spineS-1
+ *                                  |     \ /     |
+ *                                rail0        rail1
+ *                               /  |  \      /  |  \
+ *                            s0n0 s1n0 s2n0  s0n1 s1n1 s2n1
  *
  *   fat-tree, k = 4:      core0   core1   core2   core3
  *                           |  \___  |  ___/ |  ___/|
@@ -17,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/cfg_pcie.h"
 #include "config/loader.h"
 #include "engine/util.h"
 
@@ -195,12 +204,71 @@ static bool fat_tree(struct gen *g, struct fy_node **v, const struct cfg_link_pa
     return true;
 }
 
+/* Each NIC of a server is a host of its own, s{server}n{rail}, on its
+ * own link to its rail switch; with server: gpu8 each gets the PCIe tree
+ * of its place in an 8-GPU server, the first half of the rails on
+ * socket0, the rest on socket1. */
+static bool rail(struct gen *g, struct fy_node **v, const struct cfg_link_params *host_p,
+                 const struct cfg_link_params *fabric_p)
+{
+    uint64_t servers, rails, spines = 1;
+    if (!v[0] || !v[1])
+        return sim__fail(g->L, g->at, "rail: needs 'servers' and 'rails'");
+    if (!sim__get_uint(g->L, v[0], "rail servers", 1, 4096, &servers) ||
+        !sim__get_uint(g->L, v[1], "rail rails", 1, 64, &rails) ||
+        (v[2] && !sim__get_uint(g->L, v[2], "rail spines", 0, 4096, &spines)))
+        return false;
+    bool gpu8 = false;
+    if (v[3]) {
+        char buf[16];
+        if (!sim__scalar(g->L, v[3], "rail server", buf, sizeof buf))
+            return false;
+        if (strcmp(buf, "gpu8") && strcmp(buf, "plain"))
+            return sim__fail(g->L, v[3], "rail server: '%s' is not gpu8 or plain", buf);
+        gpu8 = !strcmp(buf, "gpu8");
+    }
+    if (servers * rails > MAX_GENERATED_HOSTS)
+        return sim__fail(g->L, v[0], "rail: more than %d hosts", MAX_GENERATED_HOSTS);
+    if (!fits(g, "rail", servers * rails, rails + spines, rails * spines + servers * rails))
+        return false;
+    uint32_t rail0 = 0, spine0 = 0, idx;
+    for (uint64_t r = 0; r < rails; r++) {
+        if (!node(g, CFG_SWITCH, "rail", r, &idx))
+            return false;
+        if (!r)
+            rail0 = idx;
+    }
+    for (uint64_t j = 0; j < spines; j++) {
+        if (!node(g, CFG_SWITCH, "spine", j, &idx))
+            return false;
+        if (!j)
+            spine0 = idx;
+    }
+    for (uint64_t r = 0; r < rails; r++)
+        for (uint64_t j = 0; j < spines; j++)
+            add_link(g, rail0 + (uint32_t)r, spine0 + (uint32_t)j, fabric_p);
+    for (uint64_t i = 0; i < servers; i++)
+        for (uint64_t r = 0; r < rails; r++) {
+            char name[256];
+            snprintf(name, sizeof name, "%ss%llun%llu", g->prefix, (unsigned long long)i,
+                     (unsigned long long)r);
+            if (!sim__add_node(g->L, name, CFG_HOST, g->at, &idx))
+                return false;
+            add_link(g, idx, rail0 + (uint32_t)r, host_p);
+            if (gpu8)
+                sim__pcie_gpu_server_nic(g->L, idx, 2 * r >= rails);
+        }
+    return true;
+}
+
 /* Keys every kind shares come first: kind, prefix, then the kind's own. */
 static const char *const star_keys[] = {"hosts", "link", "kind", "prefix", NULL};
 static const char *const dumbbell_keys[] = {"hosts", "host_link", "bottleneck", "kind", "prefix", NULL};
 static const char *const leaf_spine_keys[] = {"leaves", "spines", "hosts_per_leaf", "host_link",
                                               "fabric_link", "kind", "prefix", NULL};
 static const char *const fat_tree_keys[] = {"k", "host_link", "fabric_link", "kind", "prefix", NULL};
+static const char *const rail_keys[] = {"servers", "rails", "spines", "server", "host_link",
+                                        "fabric_link", "kind", "prefix", NULL};
 
 static size_t nkeys(const char *const *keys)
 {
@@ -217,7 +285,7 @@ bool sim__topology_generator(struct loader *L, struct fy_node *gen,
         return false;
     struct fy_node *kind_n = fy_node_mapping_lookup_value_by_string(gen, "kind", FY_NT);
     if (!kind_n)
-        return sim__fail(L, gen, "generate: needs a 'kind': star, dumbbell, leaf-spine or fat-tree");
+        return sim__fail(L, gen, "generate: needs a 'kind': star, dumbbell, leaf-spine, fat-tree or rail");
     char kind[64];
     if (!sim__scalar(L, kind_n, "generate kind", kind, sizeof kind))
         return false;
@@ -230,10 +298,12 @@ bool sim__topology_generator(struct loader *L, struct fy_node *gen,
         keys = leaf_spine_keys;
     else if (!strcmp(kind, "fat-tree"))
         keys = fat_tree_keys;
+    else if (!strcmp(kind, "rail"))
+        keys = rail_keys;
     else
-        return sim__fail(L, kind_n, "generate kind: '%s' is not star, dumbbell, leaf-spine or fat-tree",
-                         kind);
-    struct fy_node *v[8];
+        return sim__fail(L, kind_n, "generate kind: '%s' is not star, dumbbell, leaf-spine, fat-tree "
+                                    "or rail", kind);
+    struct fy_node *v[9];
     if (!sim__fields(L, gen, kind, keys, v))
         return false;
     size_t n = nkeys(keys);
@@ -256,6 +326,10 @@ bool sim__topology_generator(struct loader *L, struct fy_node *gen,
         return (!v[3] || sim__link_params(L, v[3], "leaf-spine host_link", &p1)) &&
                (!v[4] || sim__link_params(L, v[4], "leaf-spine fabric_link", &p2)) &&
                leaf_spine(&g, v, &p1, &p2);
+    if (keys == rail_keys)
+        return (!v[4] || sim__link_params(L, v[4], "rail host_link", &p1)) &&
+               (!v[5] || sim__link_params(L, v[5], "rail fabric_link", &p2)) &&
+               rail(&g, v, &p1, &p2);
     return (!v[1] || sim__link_params(L, v[1], "fat-tree host_link", &p1)) &&
            (!v[2] || sim__link_params(L, v[2], "fat-tree fabric_link", &p2)) &&
            fat_tree(&g, v, &p1, &p2);

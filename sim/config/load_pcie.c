@@ -23,9 +23,9 @@ enum { L_GEN, L_WIDTH, L_MPS, L_MRRS, L_RCB, L_COMPLETIONS, L_DELAY, NLINK };
 
 static const char *const tree_keys[] = {"model", "sockets", "socket_link", "root",
                                         "cross_socket_p2p", "link_defaults", "switches", "nic",
-                                        "gpus", NULL};
+                                        "gpus", "nvlink", "cxl", NULL};
 enum { K_MODEL, K_SOCKETS, K_SOCKET_LINK, K_ROOT, K_CROSS, K_LINK_DEFAULTS, K_SWITCHES, K_NIC,
-       K_GPUS, NKEYS };
+       K_GPUS, K_NVLINK, K_CXL, NKEYS };
 
 static struct sim_pcie_config *config_of(struct loader *L)
 {
@@ -381,6 +381,16 @@ static struct cfg_pcie *tree(struct loader *L, struct fy_node **v, const struct 
         file_of(L, o, K_GPUS);
         ok = gpus(L, v[K_GPUS], &dl, t);
     }
+    if (ok && v[K_NVLINK]) {
+        uint32_t gen;
+        file_of(L, o, K_NVLINK);
+        ok = sim__get_u32(L, v[K_NVLINK], "pcie nvlink", 3, 5, &gen);
+        t->nvlink_rate = sim__nvlink_rate(gen);
+    }
+    if (ok && v[K_CXL]) {
+        file_of(L, o, K_CXL);
+        ok = sim__cxl_devices(L, v[K_CXL], t);
+    }
     L->file = o->host;
     if (!ok) {
         sim__cfg_pcie_free(t);
@@ -403,6 +413,125 @@ bool sim__pcie_top(struct loader *L, struct fy_node *map)
     pc->present = true;
     pc->deflt = tree(L, v, &o);
     return pc->deflt != NULL;
+}
+
+/* NVIDIA's figures per GPU, both directions together (nvidia.com, "NVLink
+ * and NVSwitch": third generation 600 GB/s (A100), fourth 900 GB/s (H100),
+ * fifth 1,800 GB/s (Blackwell)); a copy one way gets half. */
+uint64_t sim__nvlink_rate(unsigned generation)
+{
+    static const uint64_t gbytes_both_ways[] = {[3] = 600, [4] = 900, [5] = 1800};
+    if (generation < 3 || generation > 5)
+        return 0;
+    return gbytes_both_ways[generation] / 2 * 8 * UINT64_C(1000000000);
+}
+
+const char *sim__pcie_via_name(unsigned via)
+{
+    static const char *const names[] = {
+#define PCIE__VIA_NAME(name, str) str,
+        PCIE_COPY_VIAS(PCIE__VIA_NAME)
+#undef PCIE__VIA_NAME
+    };
+    return via < PCIE_COPY_VIA_COUNT ? names[via] : "?";
+}
+
+bool sim__pcie_copies(struct loader *L, struct fy_node *seq)
+{
+    static const char *const keys[] = {"host", "src", "dst", "size", "via", "start", NULL};
+    struct sim_pcie_config *pc = config_of(L);
+    if (!sim__expect_seq(L, seq, "copies"))
+        return false;
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(seq, &it))) {
+        struct fy_node *v[7];
+        if (!sim__fields(L, item, "copy", keys, v))
+            return false;
+        if (!v[0] || !v[1] || !v[2] || !v[3])
+            return sim__fail(L, item, "copy: needs 'host', 'src', 'dst' and 'size'");
+        struct cfg_pcie_copy c = {.via = PCIE_COPY_NVLINK, .pos = sim__pos(L, item)};
+        char src[128], dst[128];
+        if (!sim__get_host(L, v[0], "copy host", &c.host) ||
+            !sim__scalar(L, v[1], "copy src", src, sizeof src) ||
+            !sim__scalar(L, v[2], "copy dst", dst, sizeof dst) ||
+            !sim__get_size(L, v[3], "copy size", 1, CFG_MAX_MESSAGE, &c.size) ||
+            (v[5] && !sim__get_time(L, v[5], "copy start", &c.start)))
+            return false;
+        if (v[4]) {
+            char via[16];
+            if (!sim__scalar(L, v[4], "copy via", via, sizeof via))
+                return false;
+            unsigned k;
+            for (k = 0; k < PCIE_COPY_VIA_COUNT && strcmp(via, sim__pcie_via_name(k)); k++)
+                ;
+            if (k == PCIE_COPY_VIA_COUNT)
+                return sim__fail(L, v[4], "copy via: '%s' is not nvlink, p2p or bounce", via);
+            c.via = (uint8_t)k;
+        }
+        if (!strcmp(src, dst))
+            return sim__fail(L, v[2], "copy dst: the same GPU as src");
+        c.src = sim__xstrdup(src);
+        c.dst = sim__xstrdup(dst);
+        SIM_GROW(pc->copies, pc->capcopies, pc->ncopies);
+        pc->copies[pc->ncopies++] = c;
+    }
+    return true;
+}
+
+/* A copy's GPUs exist in its host's tree, and its way is open. */
+static bool check_copy(struct loader *L, struct cfg_pcie_copy *c)
+{
+    const struct sim_config *cfg = L->cfg;
+    const struct cfg_pcie *t = sim__pcie_tree(cfg, c->host);
+    const char *host = cfg->nodes[c->host].name;
+    if (!cfg->pcie->present || !cfg->pcie->model)
+        return sim__fail_at(L, &c->pos, "copy: needs PCIe modelled (a pcie section, model: true)");
+    const char *names[2] = {c->src, c->dst};
+    uint32_t *at[2] = {&c->from, &c->to};
+    for (int side = 0; side < 2; side++) {
+        int64_t i = find(t, names[side]);
+        if (i < 0 || t->nodes[i].kind != PCIE_GPU)
+            return sim__fail_at(L, &c->pos, "copy %s: '%s' is not a GPU of host '%s'",
+                                side ? "dst" : "src", names[side], host);
+        *at[side] = (uint32_t)i;
+    }
+    if (c->via == PCIE_COPY_NVLINK && !t->nvlink_rate)
+        return sim__fail_at(L, &c->pos, "copy via nvlink: host '%s' has no NVLink (pcie nvlink: 3, "
+                                        "4 or 5)", host);
+    if (c->via == PCIE_COPY_P2P && t->nodes[c->from].socket != t->nodes[c->to].socket &&
+        !t->cross_socket_p2p)
+        return sim__fail_at(L, &c->pos, "copy via p2p: '%s' and '%s' of host '%s' are on different "
+                                        "sockets, and cross-socket peer-to-peer is refused (pcie "
+                                        "cross_socket_p2p: refuse)", c->src, c->dst, host);
+    return true;
+}
+
+static void set_host_tree(struct sim_pcie_config *pc, uint32_t node, struct cfg_pcie *t)
+{
+    pc->present = true;
+    if (node >= pc->nhost) {
+        size_t n = node + 1 > 2 * pc->nhost ? node + 1 : 2 * pc->nhost;
+        pc->host = sim__xrealloc(pc->host, n * sizeof *pc->host);
+        memset(pc->host + pc->nhost, 0, (n - pc->nhost) * sizeof *pc->host);
+        pc->nhost = n;
+    }
+    pc->host[node] = t;
+}
+
+void sim__pcie_gpu_server_nic(struct loader *L, uint32_t node, uint32_t socket)
+{
+    struct cfg_pcie *t = sim__xcalloc(1, sizeof *t);
+    struct cfg_pcie_link link;
+    tree_scalars(t);
+    t->sockets = 2;
+    link_defaults(&link);
+    link.gen = 5;
+    add_roots(t, &link);
+    uint32_t sw = add_node(t, "plx", PCIE_SWITCH, socket, &link);
+    t->nic = add_node(t, "nic", PCIE_NIC, sw, &link);
+    add_node(t, "gpu0", PCIE_GPU, sw, &link);
+    set_host_tree(config_of(L), node, t);
 }
 
 bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map)
@@ -432,14 +561,7 @@ bool sim__pcie_host(struct loader *L, uint32_t node, struct fy_node *map)
     struct cfg_pcie *t = tree(L, v, &o);
     if (!t)
         return false;
-    pc->present = true;
-    if (node >= pc->nhost) {
-        size_t n = node + 1 > 2 * pc->nhost ? node + 1 : 2 * pc->nhost;
-        pc->host = sim__xrealloc(pc->host, n * sizeof *pc->host);
-        memset(pc->host + pc->nhost, 0, (n - pc->nhost) * sizeof *pc->host);
-        pc->nhost = n;
-    }
-    pc->host[node] = t;
+    set_host_tree(pc, node, t);
     return true;
 }
 
@@ -526,6 +648,11 @@ bool sim__pcie_check(struct loader *L)
         pc->deflt = sim__xcalloc(1, sizeof *pc->deflt);
         sim__cfg_pcie_defaults(pc->deflt);
     }
+    for (size_t i = 0; i < pc->ncopies; i++)
+        if (!check_copy(L, &pc->copies[i]))
+            return false;
+    if (!sim__cxl_check(L))
+        return false;
     static const char *const side_name[2] = {"src", "dst"};
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
@@ -541,6 +668,10 @@ bool sim__pcie_check(struct loader *L)
             if (e)
                 return sim__fail_at(L, &spec->pos, "%s: on host '%s', '%s' %s", spec->key, host,
                                     spec->name, e);
+            if (!side && m->gpu_post && (!(place & PCIE_PLACE_GPU) || (place & PCIE_PLACE_BOUNCE)))
+                return sim__fail_at(L, &spec->pos, "post: gpu needs the message's source in a GPU "
+                                                   "reached by GPUDirect; '%s' of host '%s' is not",
+                                    spec->name, host);
             if (!(place & PCIE_PLACE_GPU))
                 continue;
             const struct cfg_pcie_node *gpu = &t->nodes[place & PCIE_PLACE_NODE];
@@ -570,6 +701,9 @@ void sim__cfg_pcie_free(struct cfg_pcie *t)
     for (uint32_t i = 0; i < t->nnodes; i++)
         free(t->nodes[i].name);
     free(t->nodes);
+    for (uint32_t i = 0; i < t->ncxl; i++)
+        free(t->cxl[i].name);
+    free(t->cxl);
     free(t);
 }
 
@@ -583,6 +717,12 @@ void sim__pcie_config_free(struct sim_pcie_config *pc)
     for (size_t i = 0; i < pc->nmems; i++)
         free(pc->mems[i].name);
     free(pc->mems);
+    for (size_t i = 0; i < pc->ncopies; i++) {
+        free(pc->copies[i].src);
+        free(pc->copies[i].dst);
+    }
+    free(pc->copies);
+    sim__cxl_free(pc);
     free(pc->host);
     free(pc);
 }

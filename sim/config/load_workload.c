@@ -156,16 +156,22 @@ static bool add_messages(struct loader *L, const struct tmpl *t, uint32_t src, u
     return true;
 }
 
+bool sim__workload_add(struct loader *L, const struct cfg_msg *m)
+{
+    struct tmpl t = {.m = *m, .repeat = 1, .has_size = true};
+    return add_messages(L, &t, m->src, m->dst, 0, m->size);
+}
+
 /* ---- explicit messages ---------------------------------------------------- */
 static bool messages(struct loader *L, struct fy_node *seq)
 {
-    static const char *const keys[] = {"src", "dst", COMMON_KEYS, NULL};
+    static const char *const keys[] = {"src", "dst", COMMON_KEYS, "post", NULL};
     if (!sim__expect_seq(L, seq, "messages"))
         return false;
     void *it = NULL;
     struct fy_node *item;
     while ((item = fy_node_sequence_iterate(seq, &it))) {
-        struct fy_node *v[2 + NCOMMON + 1];
+        struct fy_node *v[2 + NCOMMON + 2];
         if (!sim__fields(L, item, "message", keys, v))
             return false;
         if (!v[0] || !v[1])
@@ -177,6 +183,17 @@ static bool messages(struct loader *L, struct fy_node *seq)
             return false;
         if (src == dst)
             return sim__fail(L, v[1], "dst: a message from '%s' to itself", L->cfg->nodes[src].name);
+        struct fy_node *post = v[2 + NCOMMON];
+        if (post) {
+            char by[16];
+            if (!sim__scalar(L, post, "post", by, sizeof by))
+                return false;
+            if (strcmp(by, "cpu") && strcmp(by, "gpu"))
+                return sim__fail(L, post, "post: '%s' is not cpu or gpu", by);
+            t.m.gpu_post = !strcmp(by, "gpu");
+            if (t.m.gpu_post && !t.m.mem[0])
+                return sim__fail(L, post, "post: gpu needs src_mem, the GPU that posts it");
+        }
         if (!add_messages(L, &t, src, dst, 0, t.m.size))
             return false;
     }
@@ -188,6 +205,17 @@ struct hosts {
     uint32_t *v;
     size_t n;
 };
+
+static bool host_list(struct loader *L, struct fy_node *n, const char *what, struct hosts *h);
+
+bool sim__host_list(struct loader *L, struct fy_node *n, const char *what, uint32_t **v, size_t *nv)
+{
+    struct hosts h = {0};
+    bool ok = host_list(L, n, what, &h);
+    *v = h.v;
+    *nv = h.n;
+    return ok;
+}
 
 static bool host_list(struct loader *L, struct fy_node *n, const char *what, struct hosts *h)
 {
@@ -463,11 +491,15 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
         return false;
     struct fy_node *kind_n = fy_node_mapping_lookup_value_by_string(gen, "kind", FY_NT);
     if (!kind_n)
-        return sim__fail(L, gen, "generate: needs a 'kind': incast, all-to-all, permutation or random");
+        return sim__fail(L, gen, "generate: needs a 'kind': incast, all-to-all, permutation, random, "
+                                 "all-reduce, reduce-scatter, all-gather, broadcast or alltoall");
     char kind[64];
     if (!sim__scalar(L, kind_n, "generate kind", kind, sizeof kind))
         return false;
     struct fy_node *v[4 + NCOMMON + 2];
+    for (unsigned k = 0; k < CFG_COLL_COUNT; k++)
+        if (!strcmp(kind, sim__coll_name(k)))
+            return sim__collective(L, gen, k);
     if (!strcmp(kind, "incast"))
         return sim__fields(L, gen, kind, incast_keys, v) && incast(L, gen, v);
     if (!strcmp(kind, "all-to-all"))
@@ -476,21 +508,26 @@ static bool generator(struct loader *L, struct fy_node *gen, size_t index)
         return sim__fields(L, gen, kind, permutation_keys, v) && permutation(L, gen, v, index);
     if (!strcmp(kind, "random"))
         return sim__fields(L, gen, kind, random_keys, v) && random_arrivals(L, gen, v, index);
-    return sim__fail(L, kind_n, "generate kind: '%s' is not incast, all-to-all, permutation or random",
-                     kind);
+    return sim__fail(L, kind_n, "generate kind: '%s' is not incast, all-to-all, permutation, random, "
+                                "all-reduce, reduce-scatter, all-gather, broadcast or alltoall", kind);
 }
 
 bool sim__workload(struct loader *L, struct fy_node *map)
 {
-    static const char *const keys[] = {"messages", "generate", NULL};
-    struct fy_node *v[3];
+    static const char *const keys[] = {"messages", "generate", "copies", "cxl", NULL};
+    struct fy_node *v[5];
     if (!sim__fields(L, map, "workload", keys, v))
         return false;
     if (v[0] && !messages(L, v[0]))
         return false;
-    if (v[1]) {
-        if (fy_node_is_mapping(v[1]))
-            return generator(L, v[1], 0);
+    if (v[2] && !sim__pcie_copies(L, v[2]))
+        return false;
+    if (v[3] && !sim__cxl_accesses(L, v[3]))
+        return false;
+    if (v[1] && fy_node_is_mapping(v[1])) {
+        if (!generator(L, v[1], 0))
+            return false;
+    } else if (v[1]) {
         if (!sim__expect_seq(L, v[1], "generate"))
             return false;
         void *it = NULL;
@@ -500,7 +537,7 @@ bool sim__workload(struct loader *L, struct fy_node *map)
             if (!generator(L, g, i++))
                 return false;
     }
-    if (!L->cfg->nmsgs)
+    if (!L->cfg->nmsgs && !(L->cfg->pcie && (L->cfg->pcie->ncopies || L->cfg->pcie->ncxl)))
         return sim__fail(L, map, "workload: no messages");
     return true;
 }

@@ -87,6 +87,12 @@ bool sim__link_params(struct loader *L, struct fy_node *map, const char *what,
 bool sim__topology_generator(struct loader *L, struct fy_node *gen,
                              const struct cfg_link_params *defaults, uint64_t buffer);
 bool sim__workload(struct loader *L, struct fy_node *workload);
+/* One message more, as m gives it (load_workload.c); a host list as the
+ * generators read it (`all` or names; *v allocated even on failure). */
+bool sim__workload_add(struct loader *L, const struct cfg_msg *m);
+bool sim__host_list(struct loader *L, struct fy_node *n, const char *what, uint32_t **v, size_t *nv);
+/* A collective generator of kind `kind` (load_collective.c). */
+bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind);
 /* After the workload: every message's hosts are connected. */
 bool sim__check_paths(struct loader *L);
 

@@ -25,6 +25,11 @@
  * complex's write latency after its last TLP arrived (root complex and
  * DRAM time, `pcie.root.write_latency`).
  *
+ * A message a GPU posts itself (post: gpu, GPUDirect Async kernel-initiated,
+ * as DOCA GPUNetIO does it): the GPU writes its WQE into its own memory and
+ * rings the doorbell with a peer-to-peer write, the NIC fetches the WQE
+ * from the GPU and writes the completion entry there, where the GPU polls.
+ *
  * Bounce buffers: a GPU region used without GPUDirect is staged in the
  * NIC's socket's memory. Before a message is posted, the GPU's DMA engine
  * writes it there; after the last of a message has landed there, the GPU's
@@ -105,6 +110,16 @@ static struct pcie_credits *nic_credits(struct sim_nic *nic)
 static const struct pcie_route *mr_route(const struct sim_nic *nic, uint32_t mr)
 {
     return sim__pcie_nic_route(nic->pcie, nic->host->mrs[mr].place);
+}
+
+/* The GPU that posted message msg itself (GPUDirect Async), whose memory
+ * then holds its WQE and completion entry; UINT32_MAX when the CPU did. */
+static uint32_t posting_gpu(const struct sim_nic *nic, uint32_t msg)
+{
+    const struct sim_network *net = nic->host->node.net;
+    if (!net->cfg->msgs[msg].gpu_post)
+        return UINT32_MAX;
+    return nic->host->mrs[net->msgs[msg].lmr].place & PCIE_PLACE_NODE;
 }
 
 /* A write from the NIC into its socket's memory: a completion entry and
@@ -250,8 +265,10 @@ static void fetch_wqes(struct sim_nic *nic, struct sim_qp *qp)
            (int32_t)(pq->wqe_next - qp->sq_next) < (int32_t)n->wqe_prefetch) {
         struct sim_wqe *w = &qp->sq[pq->wqe_next++ & (qp->sq_cap - 1)];
         struct sim_pcie_stamps *ts = stamps(nic, w->msg);
+        uint32_t g = posting_gpu(nic, w->msg);
+        const struct pcie_route *wqe_at = g == UINT32_MAX ? home(nic) : &nic->pcie->nic_to[g];
         sim_time_t at = n->inline_wqe ? ts->doorbell
-                                      : sim__pcie_read(home(nic), nic_credits(nic), now,
+                                      : sim__pcie_read(wqe_at, nic_credits(nic), now,
                                                        ts->doorbell > now ? ts->doorbell : now,
                                                        WQE_BYTES);
         if (at < pq->wqe_ready)
@@ -351,8 +368,12 @@ static sim_time_t pcie_post_send(struct sim_nic *nic, struct sim_qp *qp, const s
             r->write_latency;
         ts->copied = t;
     }
-    ts->doorbell = doorbell(nic, pq_of(nic, qp), t,
-                            nic_node(nic)->inline_wqe ? WQE_BYTES : DOORBELL_BYTES);
+    uint32_t bytes = nic_node(nic)->inline_wqe ? WQE_BYTES : DOORBELL_BYTES;
+    uint32_t g = posting_gpu(nic, w->msg);
+    /* a GPU rings the doorbell with a peer-to-peer write of its own */
+    ts->doorbell = g == UINT32_MAX ? doorbell(nic, pq_of(nic, qp), t, bytes)
+                                   : sim__pcie_write(&ph->gpu_mmio[g], now, t, bytes,
+                                                     home(nic)->mps, NULL);
     fetch_wqes(nic, qp);
     return w->ready_at;
 }
@@ -418,7 +439,12 @@ static void pcie_complete(struct sim_nic *nic, struct sim_qp *qp, uint32_t msg,
     struct sim_pcie_qp *pq = pq_of(nic, qp);
     sim_time_t now = now_of(nic);
     stamps(nic, msg)->acked = now;
-    sim_time_t at = completion_entry(nic, now);
+    uint32_t g = posting_gpu(nic, msg);
+    /* a posting GPU polls its completion queue in its own memory, no interrupt */
+    const struct pcie_route *to_gpu = g == UINT32_MAX ? NULL : &nic->pcie->nic_to[g];
+    sim_time_t at = to_gpu ? sim__pcie_write(&to_gpu->out, now, now, CQE_BYTES, to_gpu->mps, NULL) +
+                                 to_gpu->write_latency
+                           : completion_entry(nic, now);
     if (pq->cq_tail - pq->cq_head == pq->cq_cap) {
         uint32_t cap = pq->cq_cap ? 2 * pq->cq_cap : 8;
         struct pcie_cqe *cq = sim__xmalloc(cap * sizeof *cq);
@@ -465,6 +491,43 @@ const struct sim_dma_ops sim__dma_pcie = {
 };
 
 /* ---- building ------------------------------------------------------------------ */
+static int cmp_cxl_run(const void *a, const void *b)
+{
+    const struct sim_cxl_run *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->access != y->access)
+        return x->access < y->access ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* CXL loads and stores, like copies placed before the run, in the order
+ * they start. */
+static void run_cxl(struct sim_network *net)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    size_t n = 0;
+    for (size_t i = 0; i < pc->ncxl; i++)
+        n += pc->cxl[i].count;
+    struct sim_cxl_run *runs = sim__xcalloc(n ? n : 1, sizeof *runs);
+    n = 0;
+    for (size_t i = 0; i < pc->ncxl; i++)
+        for (uint64_t k = 0; k < pc->cxl[i].count; k++)
+            runs[n++] = (struct sim_cxl_run){
+                .access = (uint32_t)i,
+                .k = k,
+                .start = pc->cxl[i].start + k * pc->cxl[i].interval,
+            };
+    qsort(runs, n, sizeof *runs, cmp_cxl_run);
+    for (size_t r = 0; r < n; r++) {
+        const struct cfg_cxl_access *a = &pc->cxl[runs[r].access];
+        struct sim_host *h = (struct sim_host *)net->nodes[a->host];
+        runs[r].end = sim__cxl_access(h->nic.pcie, a->dev, a->store, runs[r].start, &runs[r].parts);
+    }
+    net->pcie->cxl = runs;
+    net->pcie->ncxl = n;
+}
+
 void sim__pcie_create(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
@@ -484,6 +547,27 @@ void sim__pcie_create(struct sim_network *net)
             nic->pcie->qps[q].rung = SIM_TIME_NEVER;
         nic->dma = &sim__dma_pcie;
     }
+    /* Copies between GPUs are placed on the links before the run, in the
+     * order they start: messages' bursts fill the gaps they leave. */
+    const struct sim_pcie_config *pc = cfg->pcie;
+    net->pcie->copies = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *net->pcie->copies);
+    size_t *order = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *order);
+    for (size_t i = 0; i < pc->ncopies; i++) {
+        size_t j = i;
+        for (; j && pc->copies[order[j - 1]].start > pc->copies[i].start; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (size_t k = 0; k < pc->ncopies; k++) {
+        const struct cfg_pcie_copy *c = &pc->copies[order[k]];
+        struct sim_host *h = (struct sim_host *)net->nodes[c->host];
+        net->pcie->copies[order[k]] = (struct sim_pcie_copy_time){
+            .start = c->start,
+            .end = sim__pcie_copy(h->nic.pcie, c->via, c->from, c->to, c->start, c->size),
+        };
+    }
+    free(order);
+    run_cxl(net);
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         const struct sim_msg *msg = &net->msgs[i];
@@ -513,6 +597,8 @@ void sim__pcie_destroy(struct sim_network *net)
         nic->pcie = NULL;
     }
     free(net->pcie->stamps);
+    free(net->pcie->copies);
+    free(net->pcie->cxl);
     free(net->pcie);
     net->pcie = NULL;
 }

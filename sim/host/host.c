@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "engine/util.h"
+#include "host/collective.h"
 #include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 
@@ -124,6 +125,7 @@ static void post_send(struct sim_host *h, uint32_t id)
     const struct cfg_msg *m = &net->cfg->msgs[id];
     struct sim_msg *msg = &net->msgs[id];
     struct sim_qp *qp = qp_of(h, id);
+    sim__coll_source(h, id);
     if (qp->sq_tail - qp->sq_head == qp->sq_cap) {
         uint32_t cap = qp->sq_cap ? qp->sq_cap * 2 : 16;
         struct sim_wqe *sq = sim__xcalloc(cap, sizeof *sq);
@@ -217,6 +219,9 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
         while (h->next_recv < h->nrecvs && h->recvs[h->next_recv].at <= now)
             post_recv(h, h->recvs[h->next_recv++].msg);
         schedule_recv(h);
+        break;
+    case SIM_HOST_POST_AFTER:
+        post_send(h, (uint32_t)((struct sim_msg *)ev->ptr - h->node.net->msgs));
         break;
     case SIM_HOST_QP_TIMEOUT:
         sim__comp_timer(ev->ptr);

@@ -358,6 +358,7 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
 #define SIM_HOST_EVENTS(X)                                                     \
     X(POST_SEND, "post-send")   /* it posts a send work request */          \
     X(POST_RECV, "post-recv")   /* it posts a receive work request */       \
+    X(POST_AFTER, "post-after") /* it posts a send that waited for an arrival */ \
     X(QP_TIMEOUT, "qp-timeout") /* a queue pair's retransmission timer */   \
     X(QP_RNR, "qp-rnr")         /* a queue pair's RNR delay is over */      \
     X(NIC_WAKE, "nic-wake")     /* a paced queue pair may send again */     \

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "engine/util.h"
+#include "host/collective.h"
 #include "host/nic.h"
 
 #define RESP_STATES(X)                                                         \
@@ -281,6 +282,10 @@ static enum resp_state complete(struct resp_ctx *c)
     if (is_send(c) || (c->flags & RDMA_OPF_IMM)) {
         qp->rq_head++;
         qp->nic->dma->recv_done(qp->nic, qp);
+        /* the region written names its message, whichever receive this used */
+        sim_time_t now = sim__qp_now(qp);
+        sim__host_delivered(sim__host_of(qp), sim__host_of(qp)->mrs[c->mr].msg,
+                            qp->written_at > now ? qp->written_at : now);
     }
     if (c->flags & RDMA_OPF_INV) {
         struct sim_host *h = sim__host_of(qp);

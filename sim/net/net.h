@@ -369,6 +369,10 @@ struct sim_msg {
     uint32_t retx; /* request packets sent again */
     uint8_t status;
     int8_t data_ok; /* -1: not compared (payload: none), 0: differs, 1: equal */
+    /* Messages posted once this one is in its destination's memory
+     * (cfg_msg.after): the first + 1, then each one's next_waiter + 1. */
+    uint32_t waiter, next_waiter;
+    sim_time_t delivered; /* a receive completion's data in memory; 0: not (yet) */
 };
 
 /* A reliable connection: one queue pair on each of two hosts. */

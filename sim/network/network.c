@@ -285,6 +285,7 @@ static void build_messages(struct sim_network *net)
         msg->rva = rmr->va;
         msg->rkey = rmr->rkey;
         msg->data_ok = -1;
+        src->mrs[msg->lmr].msg = dst->mrs[msg->rmr].msg = (uint32_t)i;
         if (atomic) {
             for (int b = 0; b < 8; b++)
                 dst->mrs[msg->rmr].bytes[b] = (uint8_t)(m->initial >> (8 * b));
@@ -337,10 +338,20 @@ static void build_work(struct sim_network *net)
         sends[n] = sim__xcalloc(nsend[n], sizeof **sends);
         recvs[n] = sim__xcalloc(nrecv[n], sizeof **recvs);
     }
+    /* a message that waits for another is posted when that one arrives,
+     * waiters of one message in the order of their ids */
+    for (size_t i = cfg->nmsgs; i-- > 0;) {
+        const struct cfg_msg *m = &cfg->msgs[i];
+        if (m->after) {
+            net->msgs[i].next_waiter = net->msgs[m->after - 1].waiter;
+            net->msgs[m->after - 1].waiter = (uint32_t)i + 1;
+        }
+    }
     for (size_t i = 0; i < cfg->nmsgs; i++) {
         const struct cfg_msg *m = &cfg->msgs[i];
         uint32_t conn = net->msgs[i].conn;
-        sends[m->src][ns[m->src]++] = (struct work){m->start, conn, (uint32_t)i};
+        if (!m->after)
+            sends[m->src][ns[m->src]++] = (struct work){m->start, conn, (uint32_t)i};
         if (sim__op_uses_recv(m->op))
             recvs[m->dst][nr[m->dst]++] = (struct work){m->start, conn, (uint32_t)i};
     }

@@ -122,6 +122,11 @@ void sim__tcp_side_json(FILE *f, const struct sim_qp *qp);
 /* summary.json's host_cpu member, starting ",\n" (host_cpu.c). */
 void sim__host_cpu_json(FILE *f, const struct sim_network *net);
 void sim__pcie_write_csv(const struct sim_network *net, FILE *f);
+void sim__pcie_write_copies(const struct sim_network *net, FILE *f);
+void sim__pcie_write_cxl(const struct sim_network *net, FILE *f);
+/* collectives.csv and collectives.txt (collectives_csv.c). */
+void sim__coll_write_csv(const struct sim_network *net, FILE *f);
+void sim__coll_write_table(const struct sim_network *net, FILE *f);
 void sim__pcie_write_json(const struct sim_network *net, FILE *f);
 /* messages.csv's columns of the PCIe breakdown, and one message's values. */
 void sim__pcie_message_header(FILE *f);

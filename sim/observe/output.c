@@ -21,6 +21,7 @@
 
 #include "engine/units.h"
 #include "engine/util.h"
+#include "host/collective.h"
 #include "host/nic.h"
 #include "observe/observe.h"
 #include "pcie/pcie.h"
@@ -242,7 +243,8 @@ void sim__verify(struct sim_network *net)
         }
         if (!l->bytes || !r->bytes)
             continue;
-        msg->data_ok = !memcmp(l->bytes, r->bytes, m->size);
+        msg->data_ok = !memcmp(l->bytes, r->bytes, m->size) &&
+                       (!m->coll || sim__coll_check(net, (uint32_t)i));
         if (m->op == SIM_OP_SEND_INV && r->valid)
             msg->data_ok = 0;
     }
@@ -535,10 +537,23 @@ static void write_ports(struct sim_network *net, FILE *f)
 #define OUTPUT_LIST "rdmasim-outputs.txt"
 
 /* written here, in this order, then the fabric's (fabric_csv.c) */
-static const char *const out_names[] = {"messages.csv", "ports.csv", "pcie.csv", "subnet.txt",
-                                        "summary.json", "pfc.csv", "qlen.csv", "rates.csv"};
+static const char *const out_names[] = {"messages.csv",    "ports.csv",       "pcie.csv",
+                                        "subnet.txt",      "collectives.csv", "collectives.txt",
+                                        "copies.csv",      "cxl.csv",         "summary.json",
+                                        "pfc.csv",         "qlen.csv",        "rates.csv"};
 #define NOUT_NAMES (sizeof out_names / sizeof out_names[0])
-#define NWRITTEN 5 /* out_names written by sim_network_write, summary.json last */
+#define NWRITTEN 9 /* out_names written by sim_network_write, summary.json last */
+
+/* Whether this run writes out_names[i]: pcie.csv with PCIe modelled,
+ * subnet.txt on InfiniBand, the collectives' files with collectives,
+ * copies.csv with copies between GPUs, cxl.csv with CXL accesses. */
+static bool writes(const struct sim_network *net, size_t i)
+{
+    return (i != 2 || net->pcie) && (i != 3 || net->subnet) &&
+           ((i != 4 && i != 5) || net->cfg->ncolls) &&
+           (i != 6 || (net->pcie && net->cfg->pcie->ncopies)) &&
+           (i != 7 || (net->pcie && net->cfg->pcie->ncxl));
+}
 
 /* A name a run writes: one of out_names or pcap/NAME.pcap. Only these are
  * taken from an earlier run's list, so that no list, however edited, makes
@@ -559,8 +574,7 @@ static char **outputs_of(const struct sim_network *net, size_t *n)
     char **names = sim__xcalloc(NOUT_NAMES + net->nports + 1, sizeof *names);
     *n = 0;
     for (size_t i = 0; i < NOUT_NAMES; i++)
-        if ((strcmp(out_names[i], "pcie.csv") || net->pcie) &&
-            (strcmp(out_names[i], "subnet.txt") || net->subnet))
+        if (writes(net, i))
             names[(*n)++] = sim__xstrdup(out_names[i]);
     for (size_t i = 0; net->pcaps && i < net->nports; i++)
         if (net->pcaps[i])
@@ -633,7 +647,7 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
     char **listed = outputs_of(net, &nlisted);
     bool ok = true;
     for (size_t i = 0; ok && i < NWRITTEN; i++) {
-        if ((i == 2 && !net->pcie) || (i == 3 && !net->subnet))
+        if (!writes(net, i))
             continue;
         ok = out_open(&o[i], dir, out_names[i], err, errcap);
         if (!ok)
@@ -646,6 +660,14 @@ int sim_network_write(struct sim_network *net, const char *dir, double wall_seco
             sim__pcie_write_csv(net, o[i].f);
         else if (i == 3)
             sim__subnet_write(net, o[i].f);
+        else if (i == 4)
+            sim__coll_write_csv(net, o[i].f);
+        else if (i == 5)
+            sim__coll_write_table(net, o[i].f);
+        else if (i == 6)
+            sim__pcie_write_copies(net, o[i].f);
+        else if (i == 7)
+            sim__pcie_write_cxl(net, o[i].f);
         else
             write_summary(net, o[i].f, wall_seconds);
         ok = out_close(&o[i], err, errcap);

@@ -115,3 +115,38 @@ void sim__pcie_message_row(const struct sim_network *net, size_t msg, FILE *f)
     else
         fprintf(f, ",%" PRIu64, s->delivered - m->posted);
 }
+
+/* copies.csv: each GPU-to-GPU copy, its time and bandwidth (10^9 bytes
+ * per second, as NVIDIA quotes NVLink). */
+void sim__pcie_write_copies(const struct sim_network *net, FILE *f)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    fprintf(f, "id,host,src,dst,via,bytes,start_ps,end_ps,time_ps,GBps\n");
+    for (size_t i = 0; i < pc->ncopies; i++) {
+        const struct cfg_pcie_copy *c = &pc->copies[i];
+        const struct sim_pcie_copy_time *t = &net->pcie->copies[i];
+        sim_time_t d = t->end - t->start;
+        fprintf(f, "%zu,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f\n", i,
+                net->cfg->nodes[c->host].name, c->src, c->dst, sim__pcie_via_name(c->via), c->size,
+                t->start, t->end, d, d ? (double)c->size / ((double)d / (double)SIM_S) / 1e9 : 0.0);
+    }
+}
+
+/* cxl.csv: each CXL load or store, its latency and the parts it adds up
+ * from (pcie/cxl.c). */
+void sim__pcie_write_cxl(const struct sim_network *net, FILE *f)
+{
+    const struct sim_pcie_config *pc = net->cfg->pcie;
+    fprintf(f, "id,host,device,op,start_ps,end_ps,latency_ps,cpu_ps,host_port_ps,link_ps,"
+               "request_flits_ps,device_port_ps,media_ps,response_flits_ps,queue_ps\n");
+    for (size_t i = 0; i < net->pcie->ncxl; i++) {
+        const struct sim_cxl_run *r = &net->pcie->cxl[i];
+        const struct cfg_cxl_access *a = &pc->cxl[r->access];
+        const struct sim_cxl_parts *p = &r->parts;
+        fprintf(f, "%zu,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                i, net->cfg->nodes[a->host].name, a->device, a->store ? "store" : "load", r->start,
+                r->end, r->end - r->start, p->cpu, p->host_port, p->link, p->request,
+                p->device_port, p->media, p->response, p->queue);
+    }
+}

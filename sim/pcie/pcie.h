@@ -132,19 +132,43 @@ struct sim_pcie_host {
     uint32_t nlinks;
     struct pcie_dir *peer;   /* per socket: the root complex forwarding peer reads */
     struct pcie_path mmio;   /* the CPU (on the NIC's socket) writing into the NIC's BAR */
+    struct pcie_path *gpu_mmio; /* per node: a GPU writing into the NIC's BAR, peer to peer */
     struct pcie_route *nic_to; /* per node: the NIC reaching socket memory or a GPU */
     struct pcie_route *gpu_mem; /* per node: a GPU reaching the NIC's socket's memory */
     struct pcie_credits *credits; /* per node: the NIC's and the GPUs' */
     struct sim_pcie_qp *qps; /* by qpn - SIM_QPN_BASE */
     uint32_t nqps;
+    struct pcie_dir *nv_out, *nv_in; /* per node: a GPU's NVLink into the NVSwitch and back */
+    struct pcie_dir *cxl_down, *cxl_up; /* per CXL expander: its link's two directions */
 };
 
 struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim *sim,
                                          const char *host);
 void sim__pcie_host_free(struct sim_pcie_host *ph);
+/* The route from initiator `from` to target `to` (tree nodes), and its
+ * release. */
+void sim__pcie_build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, struct pcie_route *r);
+void sim__pcie_free_route(struct pcie_route *r);
 /* The route the NIC takes to a placement, and the socket memory a bounce
  * buffer sits in. */
 const struct pcie_route *sim__pcie_nic_route(const struct sim_pcie_host *ph, uint16_t place);
+
+/* A copy of len bytes from GPU `from` to GPU `to` (tree nodes) asked
+ * for at t, the way `via` says (enum pcie_copy_via; copy.c): returns when
+ * the last byte is in the destination GPU. */
+sim_time_t sim__pcie_copy(struct sim_pcie_host *ph, unsigned via, uint32_t from, uint32_t to,
+                          sim_time_t t, uint64_t len);
+
+/* A CXL.mem access's latency, part by part (cxl.c); they add up to it. */
+struct sim_cxl_parts {
+    sim_time_t cpu, host_port, device_port, link, request, media, response, queue;
+};
+/* Femtoseconds per byte on an expander's link. */
+uint64_t sim__cxl_fs_per_byte(const struct cfg_cxl *d);
+/* A load (or store) of one 64-byte line of expander dev issued by a core
+ * at t: returns when its data (or completion) is back in the core. */
+sim_time_t sim__cxl_access(struct sim_pcie_host *ph, uint32_t dev, bool store, sim_time_t t,
+                           struct sim_cxl_parts *p);
 
 /* ---- the network's PCIe state (host/dma_pcie.c fills it, observe/pcie_csv.c writes it) */
 /* When each step of a message happened; SIM_TIME_NEVER if it did not. */
@@ -161,8 +185,24 @@ struct sim_pcie_stamps {
 
 struct sim_network;
 
+/* When a copy (cfg_pcie_copy) started and ended. */
+struct sim_pcie_copy_time {
+    sim_time_t start, end;
+};
+
+/* One CXL access as it ran: cfg access `access`, its `k`-th. */
+struct sim_cxl_run {
+    uint32_t access;
+    uint64_t k;
+    sim_time_t start, end;
+    struct sim_cxl_parts parts;
+};
+
 struct sim_pcie_net {
     struct sim_pcie_stamps *stamps; /* per message */
+    struct sim_pcie_copy_time *copies; /* per configured copy */
+    struct sim_cxl_run *cxl;        /* every CXL access, in the order they started */
+    size_t ncxl;
 };
 
 #endif

@@ -118,7 +118,7 @@ static void build_path(struct sim_pcie_host *ph, uint32_t from, uint32_t to, boo
     }
 }
 
-static void build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, struct pcie_route *r)
+void sim__pcie_build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, struct pcie_route *r)
 {
     const struct cfg_pcie *t = ph->cfg;
     const struct cfg_pcie_node *init = &t->nodes[from], *target = &t->nodes[to];
@@ -136,7 +136,7 @@ static void build_route(struct sim_pcie_host *ph, uint32_t from, uint32_t to, st
     r->write_latency = peer ? 0 : t->rc_write_latency;
 }
 
-static void free_route(struct pcie_route *r)
+void sim__pcie_free_route(struct pcie_route *r)
 {
     free(r->out.hop);
     free(r->back.hop);
@@ -184,16 +184,33 @@ struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim 
     for (uint32_t i = 0; i < nn; i++) {
         const struct cfg_pcie_node *nd = &cfg->nodes[i];
         if (nd->kind == PCIE_ROOT || nd->kind == PCIE_GPU)
-            build_route(ph, nic, i, &ph->nic_to[i]);
+            sim__pcie_build_route(ph, nic, i, &ph->nic_to[i]);
         if (nd->kind == PCIE_GPU)
-            build_route(ph, i, home, &ph->gpu_mem[i]);
+            sim__pcie_build_route(ph, i, home, &ph->gpu_mem[i]);
         if (nd->kind == PCIE_NIC || nd->kind == PCIE_GPU) {
             ph->credits[i].cap = nd->read_credits;
             ph->credits[i].heap = sim__xcalloc(nd->read_credits, sizeof *ph->credits[i].heap);
         }
     }
+    if (cfg->nvlink_rate) {
+        ph->nv_out = sim__xcalloc(nn, sizeof *ph->nv_out);
+        ph->nv_in = sim__xcalloc(nn, sizeof *ph->nv_in);
+        uint64_t fs = sim__pcie_fs_per_byte((double)cfg->nvlink_rate);
+        for (uint32_t i = 0; i < nn; i++)
+            ph->nv_out[i].fs = ph->nv_in[i].fs = fs;
+    }
+    ph->cxl_down = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_down);
+    ph->cxl_up = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_up);
+    for (uint32_t i = 0; i < cfg->ncxl; i++)
+        ph->cxl_down[i].fs = ph->cxl_up[i].fs = sim__cxl_fs_per_byte(&cfg->cxl[i]);
     uint16_t mps = cfg->nodes[nic].link.mps;
     build_path(ph, home, nic, false, &ph->mmio, &mps);
+    ph->gpu_mmio = sim__xcalloc(nn, sizeof *ph->gpu_mmio);
+    for (uint32_t i = 0; i < nn; i++)
+        if (cfg->nodes[i].kind == PCIE_GPU) {
+            uint16_t gmps = mps;
+            build_path(ph, i, nic, false, &ph->gpu_mmio[i], &gmps);
+        }
     ph->mmio.start = cfg->rc_latency;
     return ph;
 }
@@ -210,11 +227,25 @@ void sim__pcie_host_free(struct sim_pcie_host *ph)
     for (uint32_t s = 0; s < ph->cfg->sockets; s++)
         sim__pcie_dir_free(&ph->peer[s]);
     for (uint32_t i = 0; i < ph->cfg->nnodes; i++) {
-        free_route(&ph->nic_to[i]);
-        free_route(&ph->gpu_mem[i]);
+        sim__pcie_free_route(&ph->nic_to[i]);
+        sim__pcie_free_route(&ph->gpu_mem[i]);
+        free(ph->gpu_mmio[i].hop);
         sim__pcie_credits_free(&ph->credits[i]);
+        if (ph->nv_out) {
+            sim__pcie_dir_free(&ph->nv_out[i]);
+            sim__pcie_dir_free(&ph->nv_in[i]);
+        }
     }
+    free(ph->nv_out);
+    free(ph->nv_in);
+    for (uint32_t i = 0; i < ph->cfg->ncxl; i++) {
+        sim__pcie_dir_free(&ph->cxl_down[i]);
+        sim__pcie_dir_free(&ph->cxl_up[i]);
+    }
+    free(ph->cxl_down);
+    free(ph->cxl_up);
     free(ph->mmio.hop);
+    free(ph->gpu_mmio);
     free(ph->links);
     free(ph->peer);
     free(ph->nic_to);

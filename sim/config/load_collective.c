@@ -1,0 +1,269 @@
+/* load_collective.c - the collective generators: all-reduce, reduce-scatter,
+ * all-gather and broadcast over a ring of hosts, and alltoall, expanded
+ * into the messages NCCL's ring algorithm sends (docs/config.md, "Collectives").
+ *
+ * A rank's buffer of `size` bytes is cut into n chunks, one per rank, and
+ * every chunk into slices of at most `slice` bytes. At step k rank r sends
+ * slice j of chunk (r - k) mod n to rank r + 1, as soon as slice j of step
+ * k - 1 has arrived from rank r - 1:
+ *
+ *   reduce-scatter  n - 1 steps, each adding the rank's own contribution
+ *   all-gather      n - 1 steps, each forwarding what arrived
+ *   all-reduce      a reduce-scatter, then an all-gather: 2(n - 1) steps
+ *
+ *   rank:      0        1        2        3
+ *   step 0:  c0 ->   c1 ->    c2 ->    c3 -> (rank 0)
+ *   step 1:  c3+0 -> c0+1 ->  c1+2 ->  c2+3 -> ...
+ *
+ * Broadcast forwards the first rank's buffer along the chain of ranks the
+ * same way, slice by slice; alltoall sends chunk d of every rank's buffer
+ * to rank d directly.
+ *
+ * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
+ * transport (net_ib) posts its sends, so the receiver learns of each
+ * slice from its receive completion. Several sizes run one after the
+ * other: a rank starts the next collective once the last slice of the one
+ * before has reached it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg_pcie.h"
+#include "config/loader.h"
+#include "engine/units.h"
+#include "engine/util.h"
+
+/* NCCL's Simple protocol moves a ring's data in steps of its buffer
+ * (NCCL_BUFFSIZE, 4 MiB) divided by NCCL_STEPS (8): 512 KiB. */
+#define COLL_DEFAULT_SLICE (512 * 1024)
+
+const char *sim__coll_name(unsigned kind)
+{
+    static const char *const names[] = {
+#define CFG__COLL_NAME(name, str) str,
+        CFG_COLLS(CFG__COLL_NAME)
+#undef CFG__COLL_NAME
+    };
+    return kind < CFG_COLL_COUNT ? names[kind] : "?";
+}
+
+/* Elements (32-bit integers, summed) of chunk c of a buffer of e elements
+ * cut into n chunks: [e*c/n, e*(c+1)/n). */
+static uint64_t chunk_first(uint64_t e, uint32_t c, uint32_t n) { return e * c / n; }
+
+static bool sizes_of(struct loader *L, struct fy_node *size, struct fy_node *sizes,
+                     uint64_t **v, size_t *n)
+{
+    *v = NULL;
+    *n = 0;
+    if (size && sizes)
+        return sim__fail(L, sizes, "sizes: give 'size' or a list of 'sizes', not both");
+    if (size) {
+        *v = sim__xcalloc(1, sizeof **v);
+        *n = 1;
+        return sim__get_size(L, size, "size", 4, CFG_MAX_MESSAGE, *v);
+    }
+    if (!sim__expect_seq(L, sizes, "sizes"))
+        return false;
+    size_t cap = (size_t)fy_node_sequence_item_count(sizes);
+    *v = sim__xcalloc(cap ? cap : 1, sizeof **v);
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(sizes, &it)))
+        if (!sim__get_size(L, item, "sizes", 4, CFG_MAX_MESSAGE, &(*v)[(*n)++]))
+            return false;
+    return *n ? true : sim__fail(L, sizes, "sizes: an empty list");
+}
+
+/* The messages of one collective of `size` bytes; *last_at[r] is the
+ * message whose arrival at rank r ended the collective before (0: none),
+ * and becomes this one's. */
+/* Broadcast as NCCL's ring runs it: a chain from the first rank, each
+ * slice forwarded by every rank as soon as it arrived. */
+static bool broadcast(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto)
+{
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4, ns = (co->size + co->slice - 1) / co->slice;
+    if ((uint64_t)(n - 1) * ns + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    for (uint32_t k = 0; k + 1 < n; k++)
+        for (uint64_t j = 0; j < ns; j++) {
+            uint64_t s0 = e * j / ns, s1 = e * (j + 1) / ns;
+            struct cfg_msg m = *proto;
+            m.src = co->ranks[k];
+            m.dst = co->ranks[k + 1];
+            m.size = 4 * (s1 - s0);
+            m.coll = coll;
+            m.rank = k;
+            m.coll_off = 4 * s0;
+            m.imm = (uint32_t)j;
+            m.after = k ? co->first_msg + (uint32_t)((uint64_t)(k - 1) * ns + j) + 1 : 0;
+            m.combine = k ? CFG_COMBINE_COPY : CFG_COMBINE_OWN;
+            m.sum_from = 0; /* the root's data */
+            m.sum_count = 1;
+            if (!sim__workload_add(L, &m))
+                return false;
+        }
+    return true;
+}
+
+/* All-to-all: rank r sends chunk d of its buffer straight to rank d, all
+ * at once, as NCCL's alltoall posts a send to every peer. */
+static bool all_to_all(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto)
+{
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4;
+    uint64_t ns = ((e + n - 1) / n * 4 + co->slice - 1) / co->slice;
+    if ((uint64_t)n * (n - 1) * ns + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t d = (r + i) % n; /* peers in turn, so that no rank is everybody's first */
+            uint64_t c0 = chunk_first(e, d, n), clen = chunk_first(e, d + 1, n) - c0;
+            for (uint64_t j = 0; j < ns; j++) {
+                uint64_t s0 = c0 + clen * j / ns, s1 = c0 + clen * (j + 1) / ns;
+                struct cfg_msg m = *proto;
+                m.src = co->ranks[r];
+                m.dst = co->ranks[d];
+                m.size = 4 * (s1 - s0);
+                m.coll = coll;
+                m.rank = r;
+                m.coll_off = 4 * s0;
+                m.imm = (uint32_t)j;
+                m.combine = CFG_COMBINE_OWN;
+                m.sum_from = r;
+                m.sum_count = 1;
+                if (!sim__workload_add(L, &m))
+                    return false;
+            }
+        }
+    return true;
+}
+
+static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto,
+                   uint32_t *last_at)
+{
+    if (co->kind == CFG_COLL_BROADCAST || co->kind == CFG_COLL_ALL_TO_ALL) {
+        co->first_msg = (uint32_t)L->cfg->nmsgs;
+        bool ok = co->kind == CFG_COLL_BROADCAST ? broadcast(L, co, coll, proto)
+                                                 : all_to_all(L, co, coll, proto);
+        co->nmsgs = (uint32_t)(L->cfg->nmsgs - co->first_msg);
+        return ok;
+    }
+    struct sim_config *cfg = L->cfg;
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4;
+    uint64_t widest = (e + n - 1) / n * 4;
+    uint64_t ns = (widest + co->slice - 1) / co->slice;
+    uint32_t steps = co->kind == CFG_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+    if ((uint64_t)steps * n * ns + cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    co->first_msg = (uint32_t)cfg->nmsgs;
+    for (uint32_t k = 0; k < steps; k++)
+        for (uint32_t r = 0; r < n; r++)
+            for (uint64_t j = 0; j < ns; j++) {
+                uint32_t c = (r + n - k % n) % n;
+                uint64_t c0 = chunk_first(e, c, n), clen = chunk_first(e, c + 1, n) - c0;
+                uint64_t s0 = c0 + clen * j / ns, s1 = c0 + clen * (j + 1) / ns;
+                struct cfg_msg m = *proto;
+                m.src = co->ranks[r];
+                m.dst = co->ranks[(r + 1) % n];
+                m.size = 4 * (s1 - s0);
+                m.coll = coll;
+                m.rank = r;
+                m.coll_off = 4 * s0;
+                m.imm = (uint32_t)(k * ns + j);
+                /* the slice it forwards arrived in step k - 1 from rank r - 1 */
+                uint32_t prev = (r + n - 1) % n;
+                m.after = k ? co->first_msg + (uint32_t)(((uint64_t)(k - 1) * n + prev) * ns + j) + 1
+                            : last_at[r];
+                bool reducing = co->kind != CFG_COLL_ALL_GATHER && k < n;
+                m.combine = !k ? CFG_COMBINE_OWN : reducing ? CFG_COMBINE_ADD : CFG_COMBINE_COPY;
+                if (co->kind == CFG_COLL_ALL_GATHER) {
+                    m.sum_from = c; /* the chunk's owner's data, forwarded */
+                    m.sum_count = 1;
+                } else if (k < n - 1) {
+                    m.sum_from = c; /* ranks c .. r have added theirs */
+                    m.sum_count = k + 1;
+                } else {
+                    m.sum_from = 0;
+                    m.sum_count = n;
+                }
+                if (!sim__workload_add(L, &m))
+                    return false;
+            }
+    co->nmsgs = (uint32_t)(cfg->nmsgs - co->first_msg);
+    for (uint32_t r = 0; r < n; r++)
+        last_at[r] = co->first_msg + (uint32_t)(((uint64_t)(steps - 1) * n + (r + n - 1) % n) * ns +
+                                                ns - 1) + 1;
+    return true;
+}
+
+bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
+{
+    static const char *const keys[] = {"kind", "algorithm", "hosts", "size", "sizes", "slice",
+                                       "qp", "start", "mem", "gpudirect", NULL};
+    enum { K_KIND, K_ALGORITHM, K_HOSTS, K_SIZE, K_SIZES, K_SLICE, K_QP, K_START, K_MEM,
+           K_GPUDIRECT };
+    const char *what = sim__coll_name(kind);
+    struct fy_node *v[11];
+    if (!sim__fields(L, gen, what, keys, v))
+        return false;
+    if (v[K_ALGORITHM]) {
+        char alg[32];
+        if (!sim__scalar(L, v[K_ALGORITHM], "algorithm", alg, sizeof alg))
+            return false;
+        if (strcmp(alg, "ring"))
+            return sim__fail(L, v[K_ALGORITHM], "algorithm: '%s' is not ring, the one there is", alg);
+    }
+    struct cfg_msg proto = {.qp = 1, .op = SIM_OP_WRITE_IMM, .pos = sim__pos(L, gen)};
+    uint64_t slice = COLL_DEFAULT_SLICE;
+    if ((v[K_QP] && !sim__get_u32(L, v[K_QP], "qp", 1, 65535, &proto.qp)) ||
+        (v[K_START] && !sim__get_time(L, v[K_START], "start", &proto.start)) ||
+        (v[K_SLICE] && !sim__get_size(L, v[K_SLICE], "slice", 4, CFG_MAX_MESSAGE, &slice)))
+        return false;
+    /* every rank's buffers in the same memory: a GPU's for NCCL */
+    if ((v[K_MEM] || v[K_GPUDIRECT]) &&
+        !sim__pcie_mem(L, v[K_MEM], v[K_MEM], v[K_GPUDIRECT], proto.mem))
+        return false;
+    if (slice % 4)
+        return sim__fail(L, v[K_SLICE], "slice: not a whole number of 4-byte elements");
+    if (!v[K_SIZE] && !v[K_SIZES])
+        return sim__fail(L, gen, "%s: needs a 'size' or 'sizes'", what);
+    uint64_t *sizes;
+    size_t nsizes;
+    uint32_t *ranks = NULL;
+    size_t nranks = 0;
+    bool ok = sizes_of(L, v[K_SIZE], v[K_SIZES], &sizes, &nsizes) &&
+              sim__host_list(L, v[K_HOSTS], "hosts", &ranks, &nranks);
+    if (ok && nranks < 2)
+        ok = sim__fail(L, v[K_HOSTS] ? v[K_HOSTS] : gen, "%s: needs at least two hosts", what);
+    if (ok && nsizes > 1 && (kind == CFG_COLL_BROADCAST || kind == CFG_COLL_ALL_TO_ALL))
+        ok = sim__fail(L, v[K_SIZES], "%s: one size per generator (a list of sizes runs only "
+                                      "for the ring collectives)", what);
+    for (size_t i = 0; ok && i < nsizes; i++)
+        if (sizes[i] % 4 || sizes[i] / 4 < nranks)
+            ok = sim__fail(L, v[K_SIZE] ? v[K_SIZE] : v[K_SIZES],
+                           "%s: a size must be a whole number of 4-byte elements, at least one "
+                           "per rank (%zu bytes here)", what, 4 * nranks);
+    struct sim_config *cfg = L->cfg;
+    uint32_t *last_at = sim__xcalloc(nranks ? nranks : 1, sizeof *last_at);
+    for (size_t i = 0; ok && i < nsizes; i++) {
+        SIM_GROW(cfg->colls, cfg->capcolls, cfg->ncolls);
+        struct cfg_coll *co = &cfg->colls[cfg->ncolls++];
+        *co = (struct cfg_coll){
+            .kind = (uint8_t)kind,
+            .ranks = sim__xmalloc(nranks * sizeof *ranks),
+            .nranks = (uint32_t)nranks,
+            .size = sizes[i],
+            .slice = slice,
+            .pos = proto.pos,
+        };
+        memcpy(co->ranks, ranks, nranks * sizeof *ranks);
+        ok = expand(L, co, (uint32_t)cfg->ncolls, &proto, last_at);
+    }
+    free(last_at);
+    free(ranks);
+    free(sizes);
+    return ok;
+}
