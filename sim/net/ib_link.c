@@ -16,7 +16,8 @@
  *
  * Link packets take the next slot on the wire (they go before the node's
  * next packet, as the link layer interleaves them), are not subject to
- * flow control, and end at the receiving port.
+ * flow control, and end at the receiving port, after the packets sent
+ * before them (own_in_order: a switch's forwarding latency delays both).
  */
 #include <string.h>
 
@@ -223,6 +224,7 @@ const struct sim_link_layer_ops sim__link_infiniband = {
     .cut_through_bytes = SIM_IB_CUT_THROUGH_BYTES,
     .receive = ib_receive,
     .own = ib_own,
+    .own_in_order = true,
     .sent = ib_sent,
     .timer = ib_timer,
     .link_down = ib_link_down,

@@ -148,8 +148,13 @@ struct sim_link_layer_ops {
      * owns it); otherwise it goes to the node. */
     bool (*receive)(struct sim_port *p, struct sim_frame *f);
     /* Whether a frame is the link layer's own (optional: none are). Its
-     * own frames end at the port and skip the node's forwarding latency. */
+     * own frames end at the port and skip the node's forwarding latency,
+     * unless `own_in_order`: then they wait it out too, to reach the port
+     * after the frames sent before them, whose arrival the model delays by
+     * that latency (InfiniBand: a flow control packet's FCTBS counts the
+     * packets before it, and would count them twice if it overtook them). */
     bool (*own)(const struct sim_frame *f);
+    bool own_in_order;
     /* The port's LINK_TIMER event with the ptr the link layer gave it. */
     void (*timer)(struct sim_port *p, void *which);
     /* A frame (not the link layer's own) starts leaving p (optional):

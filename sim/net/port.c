@@ -49,7 +49,7 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     /* a switch's forwarding latency delays what it forwards: the frame
      * reaches it that much later, without an event of its own */
     sim_time_t at = t + p->delay;
-    if (p->peer_latency && !(p->ll->own && p->ll->own(f)))
+    if (p->peer_latency && (p->ll->own_in_order || !(p->ll->own && p->ll->own(f))))
         at += p->peer_latency;
     sim_schedule(p->comp.sim, at, &p->peer->comp, SIM_PORT_ARRIVAL, f);
 }

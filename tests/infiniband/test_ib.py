@@ -167,7 +167,7 @@ class Credits(unittest.TestCase):
     largest packet and one credit update: the senders wait for credit all
     the time) and with the automatic ones."""
 
-    def incast(self, tmp, senders, extra="", name="i"):
+    def incast(self, tmp, senders, extra="", name="i", rate="4xEDR"):
         hosts = ", ".join(f"h{i}" for i in range(senders + 1))
         links = "\n".join(f"    - {{a: h{i}, b: {'s0' if i < senders // 2 else 's1'}}}"
                           for i in range(senders)) + f"\n    - {{a: h{senders}, b: s2}}"
@@ -175,7 +175,7 @@ class Credits(unittest.TestCase):
 seed: 3
 topology:
   fabric: infiniband
-  link_defaults: {{rate: 4xEDR, delay: 500ns}}
+  link_defaults: {{rate: {rate}, delay: 500ns}}
   hosts: [{hosts}]
   switches: [s0, s1, s2]
   links:
@@ -213,6 +213,15 @@ workload:
                                    ("infiniband: {vl_buffer: 4224, credit_update: 64}", "small")):
                     out = self.incast(tmp, senders, extra, f"i{senders}{tag}")
                     self.check_lossless(out, senders)
+
+    def test_links_faster_than_the_switch_latency(self):
+        """At 4x NDR a 4 KiB packet takes 82 ns, less than a switch's
+        forwarding latency (130 ns), which the model adds to the packet's
+        arrival: a flow control packet sent right after it must still
+        reach the switch after it, or its FCTBS would count the packet a
+        second time and grant credit the buffer does not have."""
+        with tempfile.TemporaryDirectory() as tmp:
+            self.check_lossless(self.incast(tmp, 16, name="ndr", rate="4xNDR"), 16)
 
     def test_traffic_both_ways_on_the_smallest_buffers(self):
         """Data, ACKs, READ requests and responses both ways through one
