@@ -68,7 +68,12 @@ struct sim_monitor {
     uint64_t *last_sent;    /* deadlock: per (port, class) frames sent at the last check */
     uint8_t *in_deadlock;   /* per (port, class): part of a deadlock already reported */
     bool check_deadlock;    /* some switch runs PFC */
+    uint64_t fired;         /* its events */
 };
+/* Every row of a table, those spilled first, into *out (malloc'd, *nout
+ * bytes); the spill file is closed and forgotten. -1 when rows were lost. */
+int sim__spill_read_all(struct sim_spill *s, const void *rows, size_t n, size_t size, uint8_t **out,
+                        size_t *nout);
 
 /* The monitor exists for every run: it records the PFC trace always, and
  * samples queues and rates or looks for deadlock when configured to. */

@@ -121,9 +121,15 @@ static int output_dir(struct sim_network *net, const char *path, char *err, size
     return 0;
 }
 
+/* A rank of a split run other than 0: rank 0 writes the outputs. */
+static bool output_elsewhere(const struct sim_network *net)
+{
+    return net->split_stats && net->split_stats->here != 0;
+}
+
 int sim_network_claim_output(struct sim_network *net, const char *dir, char *err, size_t errcap)
 {
-    if (net->out_lock)
+    if (net->out_lock || output_elsewhere(net))
         return 0;
     if (output_dir(net, dir, err, errcap))
         return -1;
@@ -291,6 +297,24 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
     if (n->transport == CFG_TRANSPORT_IWARP) /* RoCE summaries stay as they were */
         sim__tcp_nic_json(f, n);
     fputc('}', f);
+}
+
+/* A run split over MPI ranks: what each rank did, beside the wall time
+ * (both differ between runs that write the same results). */
+static void parallel_json(FILE *f, const struct sim_split_stats *ps)
+{
+    fprintf(f, ",\n  \"parallel\": {\"ranks\": %u, \"lookahead_ps\": %llu, \"cut_links\": %zu, "
+               "\"per_rank\": [",
+            ps->nranks, (unsigned long long)ps->lookahead, ps->cut_links);
+    for (unsigned r = 0; r < ps->nranks; r++) {
+        const struct sim_rank_stats *st = &ps->rank[r];
+        fprintf(f, "%s\n    {\"rank\": %u, \"events\": %llu, \"frames_out\": %llu, \"frames_in\": %llu, "
+                   "\"windows\": %llu, \"busy_s\": %.3f, \"wait_s\": %.3f, \"run_s\": %.3f}",
+                r ? "," : "", r, (unsigned long long)st->events, (unsigned long long)st->frames_out,
+                (unsigned long long)st->frames_in, (unsigned long long)st->windows, st->busy_s,
+                st->wait_s, st->run_s);
+    }
+    fprintf(f, "\n  ]}");
 }
 
 /* The notes on a run, in the order they are told; each writes its text and
@@ -464,6 +488,8 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
     }
     if (wall >= 0)
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
+    if (wall >= 0 && net->split_stats)
+        parallel_json(f, net->split_stats);
     fprintf(f, "\n}\n");
 }
 
@@ -615,6 +641,8 @@ static bool own_outputs(const char *dir, char **names, size_t n, char *err, size
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
+    if (output_elsewhere(net))
+        return 0;
     if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
     struct out_file o[NWRITTEN] = {{0}}; /* the first of out_names */
