@@ -65,6 +65,7 @@ struct sim_split {
     unsigned rank, nranks;
     struct sim_partition pt;
     struct buf *out; /* by destination rank */
+    sim_time_t out_min; /* the earliest frame in out */
     uint64_t local_msgs; /* messages whose source host is here */
     bool interrupted;    /* the engine was stopped from outside (sim_stop) */
     struct sim_split_stats *stats;
@@ -124,6 +125,8 @@ static void send_frame(void *arg, struct sim *sim, const struct sim_event *ev)
     struct buf *b = &s->out[s->pt.node_part[to->node->index]];
     put(b, &w, sizeof w);
     put(b, f->data, f->len);
+    if (ev->time < s->out_min)
+        s->out_min = ev->time;
     s->stats->rank[s->rank].frames_out++;
     sim__frame_free(&net->pool, f);
 }
@@ -151,47 +154,69 @@ static void receive_frames(struct sim_network *net, const uint8_t *p, size_t n)
     }
 }
 
-/* Collective calls, timed: the time a rank waits for the others. */
-static void allreduce(struct sim_split *s, void *buf, int n, MPI_Datatype t, MPI_Op op)
-{
-    double t0 = wall();
-    MPI_Allreduce(MPI_IN_PLACE, buf, n, t, op, MPI_COMM_WORLD);
-    s->stats->rank[s->rank].wait_s += wall() - t0;
-}
+/* What every rank tells every other at the end of a window. */
+enum { H_BYTES, H_NEXT, H_DONE, H_INTERRUPTED, H_N };
 
-/* Every rank sends what it holds for every other; what arrives is queued. */
-static void exchange(struct sim_network *net)
+struct round {
+    sim_time_t next; /* the earliest event anywhere, frames in flight included */
+    bool all_done, any_done, interrupted;
+};
+
+/* One round of the window's end: headers to all (MPI_Alltoall), then the
+ * frames, point to point between the ranks that have any for each other;
+ * what arrives is queued. */
+static struct round exchange(struct sim_network *net, bool done)
 {
     struct sim_split *s = net->split;
     unsigned n = s->nranks;
     double t0 = wall();
-    int *cnt = sim__xcalloc(4 * (size_t)n, sizeof *cnt);
-    int *rcnt = cnt + n, *sdispl = cnt + 2 * n, *rdispl = cnt + 3 * n;
-    size_t total = 0;
+    uint64_t *h = sim__xcalloc(2 * (size_t)n * H_N, sizeof *h), *rh = h + (size_t)n * H_N;
+    /* every pending event is in a queue or in a frame sent now */
+    sim_time_t next = sim_next_time(net->sim);
+    if (s->out_min < next)
+        next = s->out_min;
     for (unsigned r = 0; r < n; r++) {
-        if (s->out[r].n > INT32_MAX) {
-            fprintf(stderr, "rdmasim: more than 2 GiB of frames for one rank in one window\n");
+        h[r * H_N + H_BYTES] = s->out[r].n;
+        h[r * H_N + H_NEXT] = next;
+        h[r * H_N + H_DONE] = done;
+        h[r * H_N + H_INTERRUPTED] = s->interrupted;
+    }
+    MPI_Alltoall(h, H_N, MPI_UINT64_T, rh, H_N, MPI_UINT64_T, MPI_COMM_WORLD);
+    struct round rd = {.next = SIM_TIME_NEVER, .all_done = true};
+    MPI_Request *req = sim__xcalloc(2 * (size_t)n, sizeof *req);
+    uint8_t **in = sim__xcalloc(n, sizeof *in);
+    int nreq = 0;
+    for (unsigned r = 0; r < n; r++) {
+        const uint64_t *x = &rh[r * H_N];
+        if (x[H_NEXT] < rd.next)
+            rd.next = x[H_NEXT];
+        rd.all_done &= x[H_DONE] != 0;
+        rd.any_done |= x[H_DONE] != 0;
+        rd.interrupted |= x[H_INTERRUPTED] != 0;
+        if (x[H_BYTES] > INT32_MAX || s->out[r].n > INT32_MAX) {
+            fprintf(stderr, "rdmasim: more than 2 GiB of frames between two ranks in one window\n");
             MPI_Abort(MPI_COMM_WORLD, 70);
         }
-        cnt[r] = (int)s->out[r].n;
-    }
-    MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT, MPI_COMM_WORLD);
-    struct buf send = {0};
-    for (unsigned r = 0; r < n; r++) {
-        sdispl[r] = (int)send.n;
+        if (x[H_BYTES]) {
+            in[r] = sim__xmalloc(x[H_BYTES]);
+            MPI_Irecv(in[r], (int)x[H_BYTES], MPI_BYTE, (int)r, 0, MPI_COMM_WORLD, &req[nreq++]);
+        }
         if (s->out[r].n)
-            put(&send, s->out[r].p, s->out[r].n);
-        s->out[r].n = 0;
-        rdispl[r] = (int)total;
-        total += (size_t)rcnt[r];
+            MPI_Isend(s->out[r].p, (int)s->out[r].n, MPI_BYTE, (int)r, 0, MPI_COMM_WORLD, &req[nreq++]);
     }
-    uint8_t *recv = sim__xmalloc(total ? total : 1);
-    MPI_Alltoallv(send.p, cnt, sdispl, MPI_BYTE, recv, rcnt, rdispl, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     s->stats->rank[s->rank].wait_s += wall() - t0;
-    receive_frames(net, recv, total);
-    free(recv);
-    free(send.p);
-    free(cnt);
+    for (unsigned r = 0; r < n; r++) {
+        if (in[r])
+            receive_frames(net, in[r], rh[r * H_N + H_BYTES]);
+        free(in[r]);
+        s->out[r].n = 0;
+    }
+    s->out_min = SIM_TIME_NEVER;
+    free(in);
+    free(req);
+    free(h);
+    return rd;
 }
 
 /* Run events before `limit` (inclusive); true if this rank finished its
@@ -215,8 +240,6 @@ static bool run_window(struct sim_network *net, sim_time_t limit, bool *done, si
     return false;
 }
 
-enum { R_NEXT, R_INTERRUPTED, R_RUNNING, R_N };
-
 /* The window loop; returns false when a rank was interrupted. */
 static bool run_windows(struct sim_network *net)
 {
@@ -231,32 +254,34 @@ static bool run_windows(struct sim_network *net)
     if (!net->nmsgs)
         return true; /* as the sequential run: nothing runs */
     sim_start(sim);
+    struct round rd = exchange(net, done);
     for (;;) {
-        uint64_t r[R_N] = {SIM_TIME_NEVER - sim_next_time(sim), s->interrupted, !done};
-        allreduce(s, r, R_N, MPI_UINT64_T, MPI_MAX);
-        if (r[R_INTERRUPTED])
+        if (rd.interrupted)
             return false;
-        if (!r[R_RUNNING])
+        if (rd.all_done)
             break; /* every rank has finished its messages */
-        sim_time_t start = SIM_TIME_NEVER - r[R_NEXT];
+        sim_time_t start = rd.next;
         if (start == SIM_TIME_NEVER || start > stop)
             return true; /* nothing left before the stop time */
         sim_time_t limit = L == SIM_TIME_NEVER || start > SIM_TIME_NEVER - L ? SIM_TIME_NEVER : start + L - 1;
         if (limit > stop)
             limit = stop;
         s->stats->rank[s->rank].windows++;
-        /* a rank that has finished runs the window only once a rank that
-         * has not has gone through the whole of it: the run goes on past
-         * the window, and nothing in it is after the end */
         if (!done)
             run_window(net, limit, &done, &done_t, &done_k);
-        uint64_t running = !done;
-        allreduce(s, &running, 1, MPI_UINT64_T, MPI_MAX);
-        if (!running)
-            break; /* all have finished, inside this window */
-        if (done)
-            run_window(net, limit, &done, &done_t, &done_k);
-        exchange(net);
+        rd = exchange(net, done);
+        if (rd.interrupted)
+            return false;
+        if (rd.all_done)
+            break; /* all finished inside this window */
+        /* a rank that has finished runs the window only now that a rank
+         * that has not went through the whole of it: the run goes on past
+         * the window, and nothing in it is after the end */
+        if (rd.any_done) {
+            if (done)
+                run_window(net, limit, &done, &done_t, &done_k);
+            rd = exchange(net, done);
+        }
     }
     /* the end: the last pause point over the ranks, in (time, key) order */
     uint64_t *points = sim__xcalloc(2 * (size_t)s->nranks, sizeof *points);
@@ -612,6 +637,7 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     s->rank = rank;
     s->nranks = nranks;
     s->out = sim__xcalloc(nranks, sizeof *s->out);
+    s->out_min = SIM_TIME_NEVER;
     s->stats = sim__xcalloc(1, sizeof *s->stats);
     s->stats->here = rank;
     s->stats->nranks = nranks;
