@@ -500,6 +500,50 @@ static void merge_monitor(struct sim_network *net)
     sim_count_events(net->sim, total - sim_events_processed(net->sim));
 }
 
+/* Each traced port's capture, from the rank that ran it, into rank 0's. */
+static void collect_captures(struct sim_network *net)
+{
+    struct sim_split *s = net->split;
+    struct buf b = {0};
+    /* a collective call: every rank makes it, with captures or without */
+    for (size_t i = 0; s->rank && net->pcaps && i < net->nports; i++) {
+        uint8_t *bytes;
+        uint64_t rec[3] = {i, 0, 0};
+        size_t n;
+        if (!net->pcaps[i])
+            continue;
+        if (sim__pcap_take(net->pcaps[i], &bytes, &n, &rec[1])) {
+            fprintf(stderr, "rdmasim: rank %u: the capture of %s could not be read back\n", s->rank,
+                    net->ports[i].name);
+            MPI_Abort(MPI_COMM_WORLD, 74);
+        }
+        rec[2] = n;
+        put(&b, rec, sizeof rec);
+        put(&b, bytes, n);
+        free(bytes);
+    }
+    int *cnt;
+    uint8_t *all = gather(s, &b, &cnt);
+    free(b.p);
+    if (s->rank == 0) {
+        size_t total = 0;
+        for (unsigned r = 0; r < s->nranks; r++)
+            total += (size_t)cnt[r];
+        for (size_t off = 0; off < total;) {
+            uint64_t rec[3];
+            memcpy(rec, all + off, sizeof rec);
+            off += sizeof rec;
+            if (sim__pcap_replace(net->pcaps[rec[0]], all + off, rec[2], rec[1])) {
+                fprintf(stderr, "rdmasim: the capture of %s could not be written\n", net->ports[rec[0]].name);
+                MPI_Abort(MPI_COMM_WORLD, 74);
+            }
+            off += rec[2];
+        }
+    }
+    free(all);
+    free(cnt);
+}
+
 /* The statistics of every rank, at every rank. */
 static void share_stats(struct sim_split *s)
 {
@@ -524,6 +568,7 @@ bool sim__split_run(struct sim_network *net)
     share_messages(net);
     verify(net);
     collect_state(net);
+    collect_captures(net);
     merge_monitor(net);
     s->stats->rank[s->rank].run_s = wall() - t0;
     share_stats(s);
@@ -604,15 +649,9 @@ static const char *refused(const struct sim_network *net)
         return "link faults (faults)";
     if (net->monitor->check_deadlock)
         return "PFC (lossless switches), whose trace and deadlock search need every switch in one process";
-    for (size_t i = 0; i < cfg->nnodes; i++) {
-        if (cfg->nodes[i].trace)
-            return "pcap traces (trace)";
+    for (size_t i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
             return "iWARP hosts (nic.transport: iwarp)";
-    }
-    for (size_t i = 0; i < cfg->nlinks; i++)
-        if (cfg->links[i].trace)
-            return "pcap traces (trace)";
     return NULL;
 }
 

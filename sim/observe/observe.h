@@ -107,6 +107,12 @@ struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
 /* Close and, with keep, rename into place (returns 0 or -1); without keep
  * remove the temporary file: a run that did not finish leaves no pcap. */
 int sim__pcap_close(struct sim_pcap *pc, bool keep);
+/* A run split over MPI ranks writes each port's capture on the rank that
+ * runs the port: there, take the file's bytes so far (malloc'd) and the
+ * frames cut at the size limit; at rank 0, which holds an empty capture
+ * of every traced port, put them in its place. 0, or -1 on an I/O error. */
+int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut);
+int sim__pcap_replace(struct sim_pcap *pc, const uint8_t *bytes, size_t n, uint64_t cut);
 /* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the
  * first failing port's name in err. */
 int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errcap);

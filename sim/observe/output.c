@@ -174,6 +174,21 @@ static const char *node_name(const struct sim_network *net, uint32_t node)
 }
 
 /* ---- traces ------------------------------------------------------------------ */
+/* A new directory under TMPDIR, removed with the network once empty. */
+static char *private_dir(struct sim_network *net, char *err, size_t errcap)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path = sim__xasprintf("%s/rdmasim-rank-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(path)) {
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    net->made_dirs = sim__xrealloc(net->made_dirs, (net->nmade_dirs + 1) * sizeof *net->made_dirs);
+    net->made_dirs[net->nmade_dirs++] = sim__xstrdup(path);
+    return path;
+}
+
 int sim_network_open_traces(struct sim_network *net, const char *dir, char *err, size_t errcap)
 {
     const struct sim_config *cfg = net->cfg;
@@ -187,11 +202,16 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         return -1;
     if (!any)
         return 0;
-    char *pdir = sim__xasprintf("%s/pcap", dir);
-    int rc = output_dir(net, pdir, err, errcap);
+    /* a rank of a split run other than 0 writes its ports' captures into
+     * a directory of its own, and hands them to rank 0 at the end */
+    bool elsewhere = output_elsewhere(net);
+    char *pdir = elsewhere ? private_dir(net, err, errcap) : sim__xasprintf("%s/pcap", dir);
+    int rc = !pdir ? -1 : elsewhere ? 0 : output_dir(net, pdir, err, errcap);
     for (size_t i = 0; !rc && i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
         if (!cfg->nodes[p->node->index].trace && !cfg->links[p->link].trace)
+            continue;
+        if (elsewhere && sim_component_remote(net->sim, &p->comp))
             continue;
         char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
         if (!net->pcaps)

@@ -362,7 +362,7 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "rdmasim sim: %s\n", err);
         rc = EXIT_USAGE;
     } else {
-        if (out)
+        if (out && speak)
             warn_trace_size(net);
         /* false: a run over several ranks was interrupted on one of them */
         bool whole = sim_network_run(net);

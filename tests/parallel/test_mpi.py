@@ -84,9 +84,11 @@ class Identical(unittest.TestCase):
                 else:
                     ran.append(name)
         # the examples a split run takes, at least: the fat-trees, leaf-spine,
-        # InfiniBand and the lossy incast
+        # InfiniBand, the lossy incast, and those with pcap traces
         for must in ("fat-tree-k8-permutation.yaml", "leaf-spine-websearch.yaml", "ib-fat-tree.yaml",
-                     "incast-64-ib.yaml", "fabric-incast-lossy.yaml", "hadoop-fat-tree.yaml"):
+                     "incast-64-ib.yaml", "fabric-incast-lossy.yaml", "hadoop-fat-tree.yaml",
+                     "every-operation.yaml", "ipv6.yaml", "lossy-link.yaml", "rnr.yaml",
+                     "star-all-to-all.yaml", "write-one-link.yaml"):
             self.assertIn(must, ran)
 
     def test_wall_time_summary_says_what_each_rank_did(self):
