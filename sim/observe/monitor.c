@@ -175,7 +175,8 @@ int sim__spill_read_all(struct sim_spill *s, const void *rows, size_t n, size_t 
         fclose(s->f);
         s->f = NULL;
     }
-    memcpy(p + (size_t)s->rows * size, rows, n * size);
+    if (n)
+        memcpy(p + (size_t)s->rows * size, rows, n * size);
     s->rows = 0;
     *out = p;
     *nout = total;
