@@ -373,7 +373,6 @@ static void collect_state(struct sim_network *net)
  * data is checked where it was written. */
 static void share_messages(struct sim_network *net)
 {
-    struct sim_split *s = net->split;
     struct sim_msg *mine = sim__xcalloc(net->nmsgs + 1, sizeof *mine);
     for (size_t i = 0; i < net->nmsgs; i++)
         if (node_here(net, net->cfg->msgs[i].src))
@@ -381,7 +380,6 @@ static void share_messages(struct sim_network *net)
     /* each message is all zeros but at its source: OR them together */
     MPI_Allreduce(mine, net->msgs, (int)(net->nmsgs * sizeof *mine), MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
     free(mine);
-    (void)s;
 }
 
 static bool op_writes_source(uint8_t op) { return op == SIM_OP_READ; }
