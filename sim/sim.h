@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/engine.h"
 
@@ -47,8 +48,9 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
 void sim_network_destroy(struct sim_network *net);
 struct sim *sim_network_engine(struct sim_network *net);
 /* Run until every message is complete or failed, nothing is left to do, or
- * the configured stop time. */
-void sim_network_run(struct sim_network *net);
+ * the configured stop time. False when a run split over MPI ranks was
+ * interrupted (sim_stop) on one of them: then every rank stops. */
+bool sim_network_run(struct sim_network *net);
 /* How far the run is, from 0 to 1, for progress estimates: the simulated
  * time over the stop time when there is one, else the share of messages
  * finished. */
@@ -108,6 +110,48 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
  * PFC frames and CNPs come on top), each file at most the trace_limit
  * key; *files is how many files there will be. */
 uint64_t sim_network_trace_estimate(const struct sim_network *net, size_t *files);
+
+/* ---- parallel runs over MPI (docs/parallel.md) --------------------------- */
+/* Under mpirun with more than one rank, start MPI and say which rank this
+ * process is of how many; otherwise *nranks is 1 and MPI is not touched.
+ * -1: MPI failed to start, or this program was built without MPI and
+ * started as several ranks. */
+int sim_parallel_start(unsigned *rank, unsigned *nranks);
+/* End MPI: with code 0 every rank finishes together; otherwise the whole
+ * job ends with it at once (MPI_Abort). */
+void sim_parallel_end(unsigned nranks, int code);
+/* ok on every rank (a collective call: every rank makes it). */
+bool sim_parallel_agree(unsigned nranks, bool ok);
+/* Make this network rank `rank` of `nranks`: it runs the nodes of its
+ * part and exchanges frames on cut links with the other ranks; rank 0
+ * gathers what the outputs need and alone writes them (sim_network_write
+ * writes nothing on the others). Every rank builds the same network
+ * first. -1 with a message in err: a cut link without delay, or a feature
+ * a split run does not take. */
+int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err,
+                      size_t errcap);
+unsigned sim_network_rank(const struct sim_network *net);
+/* What each rank of a split run did (after sim_network_run); NULL when the
+ * network ran whole. */
+struct sim_rank_stats {
+    uint64_t events;               /* fired by this rank, the monitor's counted at rank 0 only */
+    uint64_t frames_out, frames_in; /* frames that crossed to and from other ranks */
+    uint64_t windows;              /* synchronisation windows */
+    double busy_s, wait_s, run_s;  /* wall time firing events, in collective calls, in all */
+};
+
+struct sim_split_stats {
+    unsigned here; /* this process's rank */
+    unsigned nranks;
+    sim_time_t lookahead;
+    size_t cut_links;
+    struct sim_rank_stats *rank;
+};
+
+const struct sim_split_stats *sim_network_split_stats(const struct sim_network *net);
+/* The partition into nparts (nodes and cut links per part, lookahead),
+ * as text for `rdmasim sim --check`. */
+void sim_network_print_partition(const struct sim_network *net, unsigned nparts, FILE *f);
 
 #ifdef __cplusplus
 }

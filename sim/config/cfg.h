@@ -255,6 +255,10 @@ struct sim_config {
     struct cfg_fabric fabric;
     struct cfg_ib ib;
     struct sim_pcie_config *pcie; /* PCIe inside the hosts (cfg_pcie.h); NULL: none configured */
+    /* partition: each node's list (run by MPI rank list mod ranks); NULL:
+     * the automatic partition (network/partition.c) */
+    uint32_t *partition;
+    uint32_t npartition; /* lists */
 };
 
 /* Defaults, shared by the loader and docs/config.md. */

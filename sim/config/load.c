@@ -360,6 +360,40 @@ static bool trace_list(struct loader *L, struct fy_node *seq)
     return true;
 }
 
+/* partition: lists of nodes, each list run by one MPI rank (list i on rank
+ * i mod the number of ranks); every node in exactly one list. */
+static bool partition_lists(struct loader *L, struct fy_node *seq)
+{
+    struct sim_config *cfg = L->cfg;
+    if (!sim__expect_seq(L, seq, "partition"))
+        return false;
+    cfg->partition = sim__xcalloc(cfg->nnodes, sizeof *cfg->partition);
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        cfg->partition[i] = UINT32_MAX;
+    void *it = NULL;
+    struct fy_node *list;
+    while ((list = fy_node_sequence_iterate(seq, &it))) {
+        if (!sim__expect_seq(L, list, "partition"))
+            return false;
+        void *jt = NULL;
+        struct fy_node *item;
+        while ((item = fy_node_sequence_iterate(list, &jt))) {
+            uint32_t idx;
+            if (!sim__get_node(L, item, "partition", &idx))
+                return false;
+            if (cfg->partition[idx] != UINT32_MAX)
+                return sim__fail(L, item, "partition: node '%s' is in two lists", cfg->nodes[idx].name);
+            cfg->partition[idx] = cfg->npartition;
+        }
+        cfg->npartition++;
+    }
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        if (cfg->partition[i] == UINT32_MAX)
+            return sim__fail(L, seq, "partition: node '%s' is in no list; list every node",
+                             cfg->nodes[i].name);
+    return true;
+}
+
 /* Hosts have one NIC port: exactly one link each. */
 static bool check_hosts(struct loader *L)
 {
@@ -650,9 +684,9 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
 {
     static const char *const keys[] = {"seed", "stop", "payload", "snaplen", "trace", "nic",
                                        "topology", "workload", SIM_TOP_FABRIC_KEYS, "pcie",
-                                       "max_memory", "trace_limit", "infiniband", NULL};
-    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, TRACE_LIMIT, INFINIBAND };
-    struct fy_node *v[INFINIBAND + 1];
+                                       "max_memory", "trace_limit", "infiniband", "partition", NULL};
+    enum { PCIE = 8 + SIM_NTOP_FABRIC_KEYS, MAX_MEMORY, TRACE_LIMIT, INFINIBAND, PARTITION };
+    struct fy_node *v[PARTITION + 1];
     struct sim_config *cfg = L->cfg;
     if (!sim__fields(L, root, "configuration", keys, v))
         return false;
@@ -691,6 +725,8 @@ static bool top_level(struct loader *L, struct fy_node *root, const char *topo_f
     if (!sim__check_ib(L, v[6]))
         return false;
     if (v[4] && !trace_list(L, v[4]))
+        return false;
+    if (v[PARTITION] && !partition_lists(L, v[PARTITION]))
         return false;
     if (!check_hosts(L) || !sim__top_fabric(L, v + 8) || !sim__check_fabric(L))
         return false;
@@ -784,6 +820,7 @@ void sim__config_free(struct sim_config *cfg)
         free(cfg->files[i]);
     free(cfg->files);
     free(cfg->path);
+    free(cfg->partition);
     free(cfg->nodes);
     free(cfg->links);
     free(cfg->msgs);

@@ -1,8 +1,13 @@
-/* engine.c - the event queue, ordered by (time, seq).
+/* engine.c - the event queue, ordered by (time, key).
  *
- * seq comes from a per-simulation counter, so events scheduled for the same
- * picosecond fire in the order they were scheduled (ns-3's EventKey, libuv's
- * timer_less_than), and a run is a pure function of its inputs and seed.
+ * The key is the scheduling component's id and its own count of events
+ * scheduled, so events a component schedules for the same picosecond fire
+ * in the order it scheduled them (ns-3's EventKey, libuv's
+ * timer_less_than), a run is a pure function of its inputs and seed, and
+ * the order does not depend on which components share this engine: the
+ * same network split over MPI ranks fires the same events in the same
+ * order (ROSS and ns-3's distributed simulator tie-break the same way, by
+ * the sender's identity rather than arrival at the receiver).
  *
  * Nearly every event of a network lies less than a few microseconds ahead
  * (a frame's serialization, a link's delay), so the queue has two parts: a
@@ -36,7 +41,13 @@ struct wnode {
 struct sim {
     uint64_t seed;
     sim_time_t now;
-    uint64_t seq;
+    uint32_t setup_seq; /* events scheduled while no component's handler runs */
+    struct sim_component *current;
+    uint64_t last_key;  /* of the event fired last */
+    sim_remote_fn remote;
+    void *remote_arg;
+    uint8_t *is_remote; /* by component id; NULL while every component is here */
+    size_t nis_remote;
     /* the wheel */
     struct wnode *nodes;
     size_t capnodes;
@@ -84,6 +95,7 @@ void sim_destroy(struct sim *sim)
             c->ops->fini(c);
     }
     free(sim->comps);
+    free(sim->is_remote);
     free(sim->nodes);
     free(sim->heap);
     free(sim);
@@ -109,7 +121,9 @@ void sim_component_add(struct sim *sim, struct sim_component *c,
     c->ops = ops;
     c->sim = sim;
     c->name = name;
+    assert(sim->ncomps < SIM_MAX_COMPONENTS);
     c->id = (uint32_t)sim->ncomps;
+    c->seq = 0;
     sim_rng_seed(&c->rng, sim->seed, name);
     SIM_GROW(sim->comps, sim->capcomps, sim->ncomps);
     sim->comps[sim->ncomps++] = c;
@@ -117,7 +131,13 @@ void sim_component_add(struct sim *sim, struct sim_component *c,
 
 static inline bool before(const struct sim_event *a, const struct sim_event *b)
 {
-    return a->time < b->time || (a->time == b->time && a->key < b->key);
+    if (a->time != b->time)
+        return a->time < b->time;
+    if (a->key != b->key)
+        return a->key < b->key;
+    /* two sources drew the same turn at the same count: rare, and the
+     * target still orders them the same way on any split */
+    return a->target->id < b->target->id;
 }
 
 /* ---- the wheel ---------------------------------------------------------- */
@@ -228,19 +248,86 @@ static void heap_pop(struct sim *sim)
         h[i] = last;
 }
 
+static void queue(struct sim *sim, const struct sim_event *ev)
+{
+    if ((ev->time >> SLOT_SHIFT) - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
+        wheel_insert(sim, ev);
+    else
+        heap_push(sim, ev);
+}
+
 void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, unsigned kind,
                   void *ptr)
 {
     assert(at >= sim->now && kind < 256);
-    struct sim_event ev = {.time = at, .key = sim->seq++ << 8 | kind, .target = target, .ptr = ptr};
-    if ((at >> SLOT_SHIFT) - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
-        wheel_insert(sim, &ev);
-    else
-        heap_push(sim, &ev);
+    struct sim_component *src = sim->current;
+    uint64_t source = src ? (uint64_t)src->id + 1 : 0;
+    uint32_t seq = src ? src->seq++ : sim->setup_seq++;
+    /* sources of equal-time events take turns by a hash of the time, not
+     * by a fixed rank: a fixed order would let the same sender win every
+     * tie (synchronised flows at a drop-tail queue would starve all but one) */
+    uint64_t turn = sim__mix64(at ^ source * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - SIM_KEY_TURN_BITS);
+    struct sim_event ev = {.time = at,
+                           .key = turn << (SIM_KEY_SEQ_BITS + 8) | (uint64_t)seq << 8 | kind,
+                           .target = target,
+                           .ptr = ptr};
+    if (sim->is_remote && sim_component_remote(sim, target)) {
+        /* from a component here to one elsewhere: the owner's; anything
+         * else (set-up, a remote component's init) its owner schedules
+         * itself */
+        if (sim->remote && src && !sim_component_remote(sim, src))
+            sim->remote(sim->remote_arg, sim, &ev);
+        return;
+    }
+    queue(sim, &ev);
 }
 
-/* Take the earliest event into *ev unless it lies after `until`. */
-static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
+void sim_schedule_event(struct sim *sim, const struct sim_event *ev)
+{
+    assert(ev->time >= sim->now);
+    queue(sim, ev);
+}
+
+void sim_component_set_remote(struct sim *sim, const struct sim_component *c)
+{
+    if (!sim->is_remote) {
+        sim->nis_remote = sim->ncomps;
+        sim->is_remote = sim__xcalloc(sim->nis_remote, 1);
+    }
+    assert(c->id < sim->nis_remote);
+    sim->is_remote[c->id] = 1;
+}
+
+bool sim_component_remote(const struct sim *sim, const struct sim_component *c)
+{
+    return sim->is_remote && c->id < sim->nis_remote && sim->is_remote[c->id];
+}
+
+void sim_set_remote(struct sim *sim, sim_remote_fn fn, void *arg)
+{
+    sim->remote = fn;
+    sim->remote_arg = arg;
+}
+
+struct sim_component *sim_current(const struct sim *sim) { return sim->current; }
+bool sim_stopped(const struct sim *sim) { return sim->stopped; }
+void sim_count_events(struct sim *sim, uint64_t n) { sim->processed += n; }
+
+void sim_advance(struct sim *sim, sim_time_t t)
+{
+    if (t > sim->now)
+        sim->now = t;
+}
+uint64_t sim_last_key(const struct sim *sim) { return sim->last_key; }
+
+/* Is ev ordered at or before (time, key)? */
+static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t key)
+{
+    return ev->time < time || (ev->time == time && ev->key <= key);
+}
+
+/* Take the earliest event into *ev unless it lies after (until, until_key). */
+static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct sim_event *ev)
 {
     uint32_t s = 0;
     const struct sim_event *w = NULL;
@@ -249,13 +336,13 @@ static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
         w = &sim->nodes[sim->head[s]].ev;
     }
     if (sim->nheap && (!w || before(&sim->heap[0], w))) {
-        if (sim->heap[0].time > until)
+        if (!within(&sim->heap[0], until, until_key))
             return false;
         *ev = sim->heap[0];
         heap_pop(sim);
         return true;
     }
-    if (!w || w->time > until)
+    if (!w || !within(w, until, until_key))
         return false;
     *ev = *w;
     wheel_remove_first(sim, s);
@@ -269,21 +356,45 @@ static bool take(struct sim *sim, sim_time_t until, struct sim_event *ev)
     return true;
 }
 
-uint64_t sim_run(struct sim *sim, sim_time_t until)
+sim_time_t sim_next_time(struct sim *sim)
 {
-    if (!sim->started) {
-        sim->started = true;
-        for (size_t i = 0; i < sim->ncomps; i++) {
-            struct sim_component *c = sim->comps[i];
-            if (c->ops->init)
-                c->ops->init(c);
+    struct sim_event ev;
+    if (!take(sim, SIM_TIME_NEVER, UINT64_MAX, &ev))
+        return SIM_TIME_NEVER;
+    queue(sim, &ev);
+    return ev.time;
+}
+
+void sim_start(struct sim *sim)
+{
+    if (sim->started)
+        return;
+    sim->started = true;
+    for (size_t i = 0; i < sim->ncomps; i++) {
+        struct sim_component *c = sim->comps[i];
+        /* remote components too: their state stays a true copy of the
+         * owner's at the start (what they schedule is dropped below) */
+        if (c->ops->init) {
+            sim->current = c;
+            c->ops->init(c);
         }
     }
+    sim->current = NULL;
+}
+
+static uint64_t run(struct sim *sim, sim_time_t until, uint64_t until_key)
+{
+    sim_start(sim);
     sim->stopped = false;
     uint64_t fired = 0;
     struct sim_event ev;
-    while (!sim->stopped && take(sim, until, &ev)) {
+    while (!sim->stopped && take(sim, until, until_key, &ev)) {
+        /* set up before the network was split: its owner fires it */
+        if (sim->is_remote && sim_component_remote(sim, ev.target))
+            continue;
         sim->now = ev.time;
+        sim->last_key = ev.key;
+        sim->current = ev.target;
         ev.target->ops->handle(ev.target, &ev);
         fired++;
         sim->processed++;
@@ -292,7 +403,15 @@ uint64_t sim_run(struct sim *sim, sim_time_t until)
             sim->progress(sim->progress_arg, sim);
         }
     }
+    sim->current = NULL;
     return fired;
+}
+
+uint64_t sim_run(struct sim *sim, sim_time_t until) { return run(sim, until, UINT64_MAX); }
+
+uint64_t sim_run_through(struct sim *sim, sim_time_t time, uint64_t key)
+{
+    return run(sim, time, key);
 }
 
 /* ---- random streams ------------------------------------------------------ */

@@ -44,12 +44,22 @@ uint64_t sim_rng_below(struct sim_rng *rng, uint64_t n); /* [0, n), n > 0 */
 struct sim;
 struct sim_component;
 
-/* Events fire in (time, seq) order; seq counts schedule calls, so events at
- * equal times fire in the order they were scheduled. 32 bytes, two to a
- * cache line: the queue is the hottest data of a run. */
+/* Events fire in (time, key) order. The key says who scheduled the event
+ * and when, never where it was queued: a turn drawn from the scheduling
+ * component's id and the event's time, then how many events that component
+ * had scheduled before, then the kind. A component's own events at equal
+ * times fire in the order it scheduled them; equal-time events of
+ * different components fire in an order that changes from one picosecond
+ * to the next but not with which other components share the engine, so a
+ * network split over several engines (one per MPI rank) fires every event
+ * in the order one engine would. Equal keys fall back on the target's id.
+ * 32 bytes, two to a cache line: the queue is the hottest data of a run. */
+#define SIM_KEY_SEQ_BITS 32
+#define SIM_KEY_TURN_BITS 24
+#define SIM_MAX_COMPONENTS (UINT32_C(1) << 30)
 struct sim_event {
     sim_time_t time;
-    uint64_t key; /* seq << 8 | kind */
+    uint64_t key; /* turn (24 bits) << 40 | the source's seq (32 bits) << 8 | kind */
     struct sim_component *target;
     void *ptr;
 };
@@ -79,7 +89,8 @@ struct sim_component {
     struct sim *sim;
     const char *name; /* owned by the caller, lives as long as the sim */
     struct sim_rng rng;
-    uint32_t id; /* registration order */
+    uint32_t id;  /* registration order */
+    uint32_t seq; /* events it has scheduled, modulo 2^32: its part of the key */
 };
 
 struct sim *sim_create(uint64_t seed);
@@ -106,9 +117,43 @@ void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t e
  * being built ("routes") and how far, from 0 to 1. */
 typedef void (*sim_setup_fn)(void *arg, const char *stage, double done);
 
+/* An event for a remote component: a network split across engines sends
+ * it to the engine that owns the target (sim_schedule_event there). The
+ * hook is called from sim_schedule with the full event, key included. */
+typedef void (*sim_remote_fn)(void *arg, struct sim *sim, const struct sim_event *ev);
+void sim_set_remote(struct sim *sim, sim_remote_fn fn, void *arg);
+/* Another engine handles c's events: those a component here schedules for
+ * it go to the remote hook; what was queued for it before, and what it
+ * schedules itself (its init runs here too, to keep its state a copy of
+ * the owner's at the start), is dropped. */
+void sim_component_set_remote(struct sim *sim, const struct sim_component *c);
+bool sim_component_remote(const struct sim *sim, const struct sim_component *c);
+/* Queue an event another engine scheduled, with its key. */
+void sim_schedule_event(struct sim *sim, const struct sim_event *ev);
+/* The earliest pending event's time, SIM_TIME_NEVER if none. */
+sim_time_t sim_next_time(struct sim *sim);
+/* Fire events up to and including the one ordered (time, key); returns
+ * the number fired. Ends a run that several engines share at the event
+ * one engine would have stopped after. */
+uint64_t sim_run_through(struct sim *sim, sim_time_t time, uint64_t key);
+/* Whether the last sim_run returned because sim_stop was called. */
+bool sim_stopped(const struct sim *sim);
+/* Move the clock on to t (not back): the time a run split over engines
+ * ended, on the engines whose last event came earlier. */
+void sim_advance(struct sim *sim, sim_time_t t);
+/* Count n events other engines of a split run fired into this one's
+ * total (sim_events_processed). */
+void sim_count_events(struct sim *sim, uint64_t n);
+/* The component whose event is being handled, NULL outside a handler. */
+struct sim_component *sim_current(const struct sim *sim);
+/* The key of the event fired last: with sim_now, where a run stopped. */
+uint64_t sim_last_key(const struct sim *sim);
+
 /* Ask sim_run to return after the event being handled. */
 void sim_stop(struct sim *sim);
 
+/* Initialize components, on the first call only (sim_run calls it). */
+void sim_start(struct sim *sim);
 /* Initialize components (first call only), then fire events until none is
  * left, the next one lies after `until`, or sim_stop was called. Returns
  * the number of events fired. */

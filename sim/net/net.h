@@ -438,6 +438,10 @@ struct sim_network {
     /* Set-up progress (sim_network_create_watched); NULL after set-up. */
     sim_setup_fn setup_fn;
     void *setup_arg;
+    /* A run split over MPI ranks (network/parallel.c): this rank's part,
+     * and what each rank did, for summary.json; NULL when run whole. */
+    struct sim_split *split;
+    struct sim_split_stats *split_stats;
 };
 
 static inline void sim__setup_progress(const struct sim_network *net, const char *stage, double done)

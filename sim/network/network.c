@@ -18,6 +18,7 @@
 #include "observe/ideal.h"
 #include "observe/observe.h"
 #include "pcie/pcie.h"
+#include "network/network.h"
 #include "sim.h"
 
 /* ---- building --------------------------------------------------------------- */
@@ -478,6 +479,7 @@ void sim_network_destroy(struct sim_network *net)
 {
     if (!net)
         return;
+    sim__split_free(net);
     sim__pcie_destroy(net);
     sim__traces_close(net, false, NULL, 0);
     free(net->pcaps);
@@ -510,13 +512,16 @@ double sim_network_progress(const struct sim_network *net)
     return net->nmsgs ? (double)net->finished / (double)net->nmsgs : 1;
 }
 
-void sim_network_run(struct sim_network *net)
+bool sim_network_run(struct sim_network *net)
 {
+    if (net->split)
+        return sim__split_run(net);
     if (net->finished < net->nmsgs)
         sim_run(net->sim, net->cfg->stop);
     for (size_t i = 0; i < net->nports; i++)
         sim__port_settle(&net->ports[i]);
     sim__verify(net);
+    return true;
 }
 
 void sim_network_totals(const struct sim_network *net, struct sim_totals *t)

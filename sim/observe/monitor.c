@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
@@ -42,12 +43,19 @@ static void record_pfc(struct sim_pfc_hook *h, const struct sim_pfc_row *row)
     spill(&mon->spill_pfc, mon->pfc, &mon->npfc, sizeof *mon->pfc);
 }
 
+/* A run split over MPI ranks has a monitor on every rank, each sampling
+ * the nodes its rank runs; rank 0 merges the rows (network/parallel.c). */
+static bool elsewhere(const struct sim_monitor *mon, const struct sim_node *n)
+{
+    return sim_component_remote(mon->net->sim, &n->comp);
+}
+
 static void sample_queues(struct sim_monitor *mon, sim_time_t now)
 {
     struct sim_network *net = mon->net;
     for (size_t i = 0; i < net->cfg->nnodes; i++) {
         struct sim_node *n = net->nodes[i];
-        if (n->kind != CFG_SWITCH)
+        if (n->kind != CFG_SWITCH || elsewhere(mon, n))
             continue;
         struct sim_switch *sw = sim__switch_of(n);
         for (uint32_t k = 0; k < n->nports; k++) {
@@ -75,6 +83,8 @@ static void sample_rates(struct sim_monitor *mon, sim_time_t now)
     for (size_t i = 0; i < net->nconns; i++) {
         for (int s = 0; s < 2; s++) {
             const struct sim_qp *qp = net->conns[i].qp[s];
+            if (elsewhere(mon, net->nodes[net->conns[i].host[s]]))
+                continue;
             uint64_t *last = &mon->last_bytes[2 * i + (size_t)s];
             uint64_t sent = qp->st.tx_bytes - *last;
             *last = qp->st.tx_bytes;
@@ -110,6 +120,7 @@ static void monitor_handle(struct sim_component *c, const struct sim_event *ev)
     struct sim_monitor *mon = (struct sim_monitor *)c;
     const struct cfg_fabric *f = &mon->net->cfg->fabric;
     sim_time_t now = sim_now(c->sim);
+    mon->fired++;
     if (sim_event_kind(ev) == MON_EV_SAMPLE) {
         sample_queues(mon, now);
         sample_rates(mon, now);
@@ -146,6 +157,30 @@ void sim__monitor_create(struct sim_network *net)
         sim_component_add(net->sim, &mon->comp, &monitor_ops, "monitor");
     mon->pfc_hook.fn = record_pfc;
     sim__pfc_hook_add(net, &mon->pfc_hook);
+}
+
+int sim__spill_read_all(struct sim_spill *s, const void *rows, size_t n, size_t size, uint8_t **out,
+                        size_t *nout)
+{
+    if (s->err)
+        return -1;
+    size_t total = ((size_t)s->rows + n) * size;
+    uint8_t *p = sim__xmalloc(total ? total : 1);
+    if (s->f) {
+        rewind(s->f);
+        if (fread(p, size, (size_t)s->rows, s->f) != s->rows) {
+            free(p);
+            return -1;
+        }
+        fclose(s->f);
+        s->f = NULL;
+    }
+    if (n)
+        memcpy(p + (size_t)s->rows * size, rows, n * size);
+    s->rows = 0;
+    *out = p;
+    *nout = total;
+    return 0;
 }
 
 void sim__monitor_destroy(struct sim_network *net)

@@ -68,7 +68,12 @@ struct sim_monitor {
     uint64_t *last_sent;    /* deadlock: per (port, class) frames sent at the last check */
     uint8_t *in_deadlock;   /* per (port, class): part of a deadlock already reported */
     bool check_deadlock;    /* some switch runs PFC */
+    uint64_t fired;         /* its events */
 };
+/* Every row of a table, those spilled first, into *out (malloc'd, *nout
+ * bytes); the spill file is closed and forgotten. -1 when rows were lost. */
+int sim__spill_read_all(struct sim_spill *s, const void *rows, size_t n, size_t size, uint8_t **out,
+                        size_t *nout);
 
 /* The monitor exists for every run: it records the PFC trace always, and
  * samples queues and rates or looks for deadlock when configured to. */
@@ -103,6 +108,12 @@ struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
 /* Close and, with keep, rename into place (returns 0 or -1); without keep
  * remove the temporary file: a run that did not finish leaves no pcap. */
 int sim__pcap_close(struct sim_pcap *pc, bool keep);
+/* A run split over MPI ranks writes each port's capture on the rank that
+ * runs the port: there, take the file's bytes so far (malloc'd) and the
+ * frames cut at the size limit; at rank 0, which holds an empty capture
+ * of every traced port, put them in its place. 0, or -1 on an I/O error. */
+int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut);
+int sim__pcap_replace(struct sim_pcap *pc, const uint8_t *bytes, size_t n, uint64_t cut);
 /* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the
  * first failing port's name in err. */
 int sim__traces_close(struct sim_network *net, bool keep, char *err, size_t errcap);

@@ -123,9 +123,15 @@ static int output_dir(struct sim_network *net, const char *path, char *err, size
     return 0;
 }
 
+/* A rank of a split run other than 0: rank 0 writes the outputs. */
+static bool output_elsewhere(const struct sim_network *net)
+{
+    return net->split_stats && net->split_stats->here != 0;
+}
+
 int sim_network_claim_output(struct sim_network *net, const char *dir, char *err, size_t errcap)
 {
-    if (net->out_lock)
+    if (net->out_lock || output_elsewhere(net))
         return 0;
     if (output_dir(net, dir, err, errcap))
         return -1;
@@ -170,6 +176,21 @@ static const char *node_name(const struct sim_network *net, uint32_t node)
 }
 
 /* ---- traces ------------------------------------------------------------------ */
+/* A new directory under TMPDIR, removed with the network once empty. */
+static char *private_dir(struct sim_network *net, char *err, size_t errcap)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path = sim__xasprintf("%s/rdmasim-rank-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(path)) {
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    net->made_dirs = sim__xrealloc(net->made_dirs, (net->nmade_dirs + 1) * sizeof *net->made_dirs);
+    net->made_dirs[net->nmade_dirs++] = sim__xstrdup(path);
+    return path;
+}
+
 int sim_network_open_traces(struct sim_network *net, const char *dir, char *err, size_t errcap)
 {
     const struct sim_config *cfg = net->cfg;
@@ -183,11 +204,16 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         return -1;
     if (!any)
         return 0;
-    char *pdir = sim__xasprintf("%s/pcap", dir);
-    int rc = output_dir(net, pdir, err, errcap);
+    /* a rank of a split run other than 0 writes its ports' captures into
+     * a directory of its own, and hands them to rank 0 at the end */
+    bool elsewhere = output_elsewhere(net);
+    char *pdir = elsewhere ? private_dir(net, err, errcap) : sim__xasprintf("%s/pcap", dir);
+    int rc = !pdir ? -1 : elsewhere ? 0 : output_dir(net, pdir, err, errcap);
     for (size_t i = 0; !rc && i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
         if (!cfg->nodes[p->node->index].trace && !cfg->links[p->link].trace)
+            continue;
+        if (elsewhere && sim_component_remote(net->sim, &p->comp))
             continue;
         char *path = sim__xasprintf("%s/%s.pcap", pdir, p->name);
         if (!net->pcaps)
@@ -294,6 +320,24 @@ static void write_nic(FILE *f, const struct cfg_nic *n)
     if (cfg_transport_tcp(n->transport)) /* RoCE summaries stay as they were */
         sim__tcp_nic_json(f, n);
     fputc('}', f);
+}
+
+/* A run split over MPI ranks: what each rank did, beside the wall time
+ * (both differ between runs that write the same results). */
+static void parallel_json(FILE *f, const struct sim_split_stats *ps)
+{
+    fprintf(f, ",\n  \"parallel\": {\"ranks\": %u, \"lookahead_ps\": %llu, \"cut_links\": %zu, "
+               "\"per_rank\": [",
+            ps->nranks, (unsigned long long)ps->lookahead, ps->cut_links);
+    for (unsigned r = 0; r < ps->nranks; r++) {
+        const struct sim_rank_stats *st = &ps->rank[r];
+        fprintf(f, "%s\n    {\"rank\": %u, \"events\": %llu, \"frames_out\": %llu, \"frames_in\": %llu, "
+                   "\"windows\": %llu, \"busy_s\": %.3f, \"wait_s\": %.3f, \"run_s\": %.3f}",
+                r ? "," : "", r, (unsigned long long)st->events, (unsigned long long)st->frames_out,
+                (unsigned long long)st->frames_in, (unsigned long long)st->windows, st->busy_s,
+                st->wait_s, st->run_s);
+    }
+    fprintf(f, "\n  ]}");
 }
 
 /* The notes on a run, in the order they are told; each writes its text and
@@ -467,8 +511,9 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
         sim__pcie_write_json(net, f);
     }
     if (wall >= 0) {
-        /* how this process ran: the frames in flight at most and the
-         * memory holding them, and the peak resident set */
+        /* how this process ran (rank 0's, in a run split over ranks):
+         * the frames in flight at most and the memory holding them, and
+         * the peak resident set */
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
@@ -477,6 +522,8 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
                 (unsigned long long)net->pool.peak, (unsigned long long)net->pool.peak_bytes,
                 (unsigned long long)sim__pool_bytes(&net->pool), (unsigned long long)ru.ru_maxrss * 1024);
     }
+    if (wall >= 0 && net->split_stats)
+        parallel_json(f, net->split_stats);
     fprintf(f, "\n}\n");
 }
 
@@ -640,6 +687,8 @@ static bool own_outputs(const char *dir, char **names, size_t n, char *err, size
 int sim_network_write(struct sim_network *net, const char *dir, double wall_seconds, char *err,
                       size_t errcap)
 {
+    if (output_elsewhere(net))
+        return 0;
     if (sim_network_claim_output(net, dir, err, errcap))
         return -1;
     struct out_file o[NWRITTEN] = {{0}}; /* the first of out_names */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/util.h"
 #include "net/ib.h"
@@ -135,6 +136,45 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t lim
 }
 
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc) { return &pc->tap; }
+
+int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut)
+{
+    *bytes = NULL;
+    if (pcap_dump_flush(pc->dump))
+        return -1;
+    FILE *f = fopen(pc->tmp, "rb"); /* the dumper's own stream only writes */
+    long size = -1;
+    if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    *bytes = sim__xmalloc((size_t)size + 1);
+    rewind(f);
+    bool ok = fread(*bytes, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    if (!ok) {
+        free(*bytes);
+        *bytes = NULL;
+        return -1;
+    }
+    *n = (size_t)size;
+    *cut = pc->cut;
+    return 0;
+}
+
+int sim__pcap_replace(struct sim_pcap *pc, const uint8_t *bytes, size_t n, uint64_t cut)
+{
+    FILE *f = pcap_dump_file(pc->dump);
+    if (pcap_dump_flush(pc->dump) || ftruncate(fileno(f), 0))
+        return -1;
+    rewind(f);
+    if (fwrite(bytes, 1, n, f) != n || fflush(f))
+        return -1;
+    pc->bytes = n;
+    pc->cut = cut;
+    return 0;
+}
 
 void sim__traces_cut(const struct sim_network *net, uint64_t *files, uint64_t *frames)
 {

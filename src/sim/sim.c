@@ -6,6 +6,8 @@
  * process ends by the same signal. During set-up, before any output
  * exists, they end the process at the next progress call (several a
  * second). */
+#include "config.h"
+
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -128,9 +130,11 @@ static void warn_trace_size(const struct sim_network *net)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rdmasim sim CONFIG [--out DIR] [--seed N] [--set KEY=VALUE]... [--check]\n"
-               "                  [--quiet] [--wall-time] [--max-memory SIZE]\n"
+               "                  [--ranks N] [--quiet] [--wall-time] [--max-memory SIZE]\n"
+               "       mpirun -np N rdmasim sim CONFIG [OPTIONS]\n"
                "\n"
-               "Run the topology and workload CONFIG describes (see docs/config.md).\n"
+               "Run the topology and workload CONFIG describes (see docs/config.md); under\n"
+               "mpirun, split over N ranks with the same outputs (docs/parallel.md).\n"
                "  -o, --out DIR        write summary.json, messages.csv, ports.csv, pfc.csv,\n"
                "                       qlen.csv, rates.csv and pcap/NODE-PORT.pcap for the\n"
                "                       traced ports into DIR, listed in rdmasim-outputs.txt;\n"
@@ -138,7 +142,9 @@ static void usage(FILE *f)
                "                       write is removed ('rdmasim report DIR' draws them)\n"
                "  -s, --seed N         the random seed (same as --set seed=N)\n"
                "  -S, --set KEY=VALUE  override a configuration key (nic.mtu=1024)\n"
-               "  -c, --check          check the configuration and exit\n"
+               "  -c, --check          check the configuration and exit; with --ranks or\n"
+               "                       under mpirun, print the partition over the ranks\n"
+               "  -r, --ranks N        the ranks --check partitions for (default: mpirun's)\n"
                "  -q, --quiet          no summary and no progress line\n"
                "  -w, --wall-time      put the wall time and the memory used (frames in\n"
                "                       flight, peak RSS) into summary.json (which then\n"
@@ -169,6 +175,26 @@ static void print_config_error(const char *err, const char *seed_set, const char
         }
     }
     fprintf(stderr, "--set %s\n", set);
+}
+
+/* A run split over ranks: each rank's share of the events, the frames
+ * that crossed, and the time it waited for the others. */
+static void print_parallel(const struct sim_network *net)
+{
+    const struct sim_split_stats *ps = sim_network_split_stats(net);
+    if (!ps)
+        return;
+    printf("  parallel   %u ranks, %zu cut links, lookahead %.3f us\n", ps->nranks, ps->cut_links,
+           (double)ps->lookahead / 1e6);
+    for (unsigned r = 0; r < ps->nranks; r++) {
+        const struct sim_rank_stats *st = &ps->rank[r];
+        printf("  rank %-5u %llu events (%.2f M/s busy), %llu frames out, %llu in, %llu windows, "
+               "%.3f s of %.3f s waiting\n",
+               r, (unsigned long long)st->events,
+               st->busy_s > 0 ? (double)st->events / st->busy_s / 1e6 : 0.0,
+               (unsigned long long)st->frames_out, (unsigned long long)st->frames_in,
+               (unsigned long long)st->windows, st->wait_s, st->run_s);
+    }
 }
 
 static void print_summary(struct sim_network *net, const char *path, const char *out, double wall)
@@ -202,6 +228,7 @@ static void print_summary(struct sim_network *net, const char *path, const char 
         printf("  deadlock   %s\n", line);
     if (t.deadlocks > 3)
         printf("  deadlock   ... and %llu more in summary.json\n", (unsigned long long)(t.deadlocks - 3));
+    print_parallel(net);
     printf("  simulated  %.3f us, %llu events in %.3f s wall (%.2f M events/s)\n",
            (double)t.end / 1e6, (unsigned long long)events, wall,
            wall > 0 ? (double)events / wall / 1e6 : 0.0);
@@ -216,10 +243,12 @@ int cmd_sim(int argc, char **argv)
         {"set", required_argument, NULL, 'S'},  {"check", no_argument, NULL, 'c'},
         {"quiet", no_argument, NULL, 'q'},      {"wall-time", no_argument, NULL, 'w'},
         {"max-memory", required_argument, NULL, 'm'},
+        {"ranks", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *out = NULL;
     bool check = false, quiet = false, wall_time = false, written = false;
+    unsigned rank = 0, nranks = 1, check_ranks = 0;
     char **sets = calloc((size_t)argc + 1, sizeof *sets);
     char *seed_set = NULL, *memory_set = NULL;
     size_t nsets = 0;
@@ -227,7 +256,7 @@ int cmd_sim(int argc, char **argv)
     if (!sets)
         return EXIT_USAGE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:S:cqwm:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:S:cqwm:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             out = optarg;
@@ -252,6 +281,16 @@ int cmd_sim(int argc, char **argv)
         case 'c':
             check = true;
             break;
+        case 'r': {
+            char *end;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (*end || !n || n > 65536) {
+                fprintf(stderr, "rdmasim sim: --ranks %s: a number of ranks from 1 to 65536\n", optarg);
+                goto done;
+            }
+            check_ranks = (unsigned)n;
+            break;
+        }
         case 'q':
             quiet = true;
             break;
@@ -277,40 +316,71 @@ int cmd_sim(int argc, char **argv)
         sets[nsets++] = memory_set;
     const char *path = argv[optind];
     char err[2048];
+    if (sim_parallel_start(&rank, &nranks)) {
+        fprintf(stderr, "rdmasim sim: started by mpirun as several ranks, but MPI %s "
+                        "(./configure --with-mpi; docs/parallel.md)\n",
+#ifdef HAVE_MPI
+                "failed to start"
+#else
+                "is not built in"
+#endif
+        );
+        goto done;
+    }
+    /* every rank loads and builds the same network; rank 0 speaks for all */
+    bool speak = rank == 0;
     struct sim_config *cfg = sim_config_load(path, (const char *const *)sets, nsets, err, sizeof err);
     if (!cfg) {
-        print_config_error(err, seed_set, memory_set);
+        if (speak)
+            print_config_error(err, seed_set, memory_set);
         goto done;
     }
     if (check) {
-        if (!quiet)
+        if (!quiet && speak)
             printf("%s: ok\n", path);
+        unsigned parts = check_ranks ? check_ranks : nranks;
+        if (parts > 1 && speak) {
+            struct sim_network *net = sim_network_create(cfg);
+            sim_network_print_partition(net, parts, stdout);
+            sim_network_destroy(net);
+        }
         sim_config_free(cfg);
         rc = EXIT_OK;
         goto done;
     }
+    quiet |= !speak;
     catch_signals();
     struct progress pg = {.start = wall_now(), .path = path, .tty = !quiet && isatty(STDERR_FILENO)};
     pg.last = pg.start;
     struct sim_network *net = pg.net = sim_network_create_watched(cfg, show_setup, &pg);
     sim_set_progress(sim_network_engine(net), show_progress, &pg, PROGRESS_EVERY);
     rc = EXIT_OK;
-    if (out && sim_network_open_traces(net, out, err, sizeof err)) {
+    if (nranks > 1 && sim_network_split(net, rank, nranks, err, sizeof err)) {
+        if (speak)
+            fprintf(stderr, "rdmasim sim: %s\n", err);
+        rc = EXIT_USAGE;
+    } else if (out && sim_network_open_traces(net, out, err, sizeof err)) {
         fprintf(stderr, "rdmasim sim: %s\n", err);
         rc = EXIT_USAGE;
     } else {
-        if (out)
+        if (out && speak)
             warn_trace_size(net);
-        sim_network_run(net);
+        /* false: a run over several ranks was interrupted on one of them */
+        bool whole = sim_network_run(net);
         double wall = wall_now() - pg.start;
         if (pg.shown)
             fprintf(stderr, "\r\033[K");
-        if (interrupted) {
+        if (interrupted || !whole) {
             /* the traces are discarded with the network */
-            fprintf(stderr, "rdmasim sim: %s: interrupted by %s at %.3f us simulated; no outputs written\n",
-                    path, interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" : "SIGHUP",
-                    (double)sim_now(sim_network_engine(net)) / 1e6);
-            rc = 128 + interrupted;
+            if (speak)
+                fprintf(stderr, "rdmasim sim: %s: interrupted by %s at %.3f us simulated; no outputs written\n",
+                        path,
+                        !interrupted          ? "a signal to another rank"
+                        : interrupted == SIGINT  ? "SIGINT"
+                        : interrupted == SIGTERM ? "SIGTERM"
+                                                 : "SIGHUP",
+                        (double)sim_now(sim_network_engine(net)) / 1e6);
+            rc = 128 + (interrupted ? interrupted : SIGTERM);
         } else if (out && sim_network_write(net, out, wall_time ? wall : -1, err, sizeof err)) {
             fprintf(stderr, "rdmasim sim: %s\n", err);
             rc = EXIT_USAGE;
@@ -330,6 +400,7 @@ done:
     free(seed_set);
     free(memory_set);
     free(sets);
+    sim_parallel_end(nranks, 0);
     if (interrupted) {
         fflush(stdout);
         raise(interrupted); /* the handler was reset: end as the signal asks */
