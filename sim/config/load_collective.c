@@ -217,6 +217,7 @@ struct tree_step {
     struct cfg_msg proto; /* coll, coll_off, size and imm set */
     const uint32_t *last_at;  /* this tree's and the other's, per rank: n each */
     uint32_t *up, *down;      /* message + 1 into each rank, this slice */
+    const uint32_t *freed;    /* down, TREE_STEPS slices before (NULL: none) */
 };
 
 /* The slice's way up into rank r's parent, children first: a leaf sends
@@ -236,9 +237,14 @@ static bool reduce_up(struct tree_step *s, uint32_t r)
     m.rank = r;
     m.sum_from = t->sum_from;
     m.sum_count = t->sum_count;
-    if (t->child[0] == n) { /* a leaf: once the collective before has ended here */
+    if (t->child[0] == n) {
+        /* a leaf: once the collective before has ended here, and the
+         * slice TREE_STEPS before has come back down, freeing its place */
         m.combine = CFG_COMBINE_OWN;
-        wait_for(&m, s->last_at[r], s->last_at[n + r]);
+        if (s->freed)
+            wait_for(&m, s->freed[r], 0);
+        else
+            wait_for(&m, s->last_at[r], s->last_at[n + r]);
     } else {
         m.combine = t->child[1] < n ? CFG_COMBINE_ADD2 : CFG_COMBINE_ADD;
         wait_for(&m, s->up[t->child[0]], t->child[1] < n ? s->up[t->child[1]] : 0);
@@ -281,9 +287,14 @@ static bool broadcast_down(struct tree_step *s, uint32_t r)
     return true;
 }
 
+/* Slices of a tree in flight at once: NCCL keeps NCCL_STEPS (8) slots per
+ * connection, and a rank sends a slice only into a free one. Here a leaf
+ * sends slice j once slice j - 8 has come back down to it. */
+#define TREE_STEPS 8
+
 /* All-reduce over the two trees, each carrying half of the buffer in
  * slices: every slice goes up its tree, summed on the way, and back down
- * as soon as the root has it, while the next slice is still going up.
+ * as soon as the root has it, while the next slices are still going up.
  * last_at holds, for each tree and rank, the message whose arrival ended
  * the collective before there (the root's: the last from its first
  * child). */
@@ -298,9 +309,8 @@ static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll
     struct tree_rank *trees = sim__xcalloc(2 * n, sizeof *trees);
     uint32_t *prev = sim__xmalloc(2 * n * sizeof *prev);
     memcpy(prev, last_at, 2 * n * sizeof *prev);
-    struct tree_step s = {.L = L, .co = co, .last_at = prev,
-                          .up = sim__xcalloc(n, sizeof *s.up),
-                          .down = sim__xcalloc(n, sizeof *s.down)};
+    uint32_t *down = sim__xcalloc(ns * n, sizeof *down);
+    struct tree_step s = {.L = L, .co = co, .last_at = prev, .up = sim__xcalloc(n, sizeof *s.up)};
     bool ok = true;
     for (int which = 0; ok && which < 2; which++) {
         struct tree_rank *t = &trees[which * n];
@@ -317,13 +327,15 @@ static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll
             s.proto.coll_off = 4 * s0;
             s.proto.size = 4 * (s1 - s0);
             s.proto.imm = (uint32_t)j;
+            s.down = &down[j * n];
+            s.freed = j >= TREE_STEPS ? &down[(j - TREE_STEPS) * n] : NULL;
             ok = reduce_up(&s, root) && broadcast_down(&s, root);
         }
         for (uint32_t r = 0; r < n; r++)
             last_at[which * n + r] = r == root ? s.up[t[root].child[0]] : s.down[r];
     }
     free(s.up);
-    free(s.down);
+    free(down);
     free(prev);
     free(trees);
     return ok;
