@@ -19,6 +19,9 @@
  * same way, slice by slice; alltoall sends chunk d of every rank's buffer
  * to rank d directly.
  *
+ * All-reduce with algorithm: tree goes up and down NCCL's two binary
+ * trees instead (tree_all_reduce below).
+ *
  * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
  * transport (net_ib) posts its sends, so the receiver learns of each
  * slice from its receive completion. Several sizes run one after the
@@ -203,7 +206,8 @@ static void build_tree(uint32_t n, int which, struct tree_rank *t)
                 t[t[r].child[k]].parent = r;
 }
 
-/* An `after` pair, with the one that is set first. */
+/* m waits for messages a - 1 and b - 1 (0: none); after2 is set only
+ * where after is, as the host posts at start what has no `after`. */
 static void wait_for(struct cfg_msg *m, uint32_t a, uint32_t b)
 {
     m->after = a ? a : b;
