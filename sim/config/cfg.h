@@ -189,10 +189,15 @@ enum cfg_coll_kind {
 };
 const char *sim__coll_name(unsigned kind);
 
+/* How a collective's steps go: around a ring, or (all-reduce) up and
+ * down NCCL's two complementary binary trees. */
+enum cfg_coll_algorithm { CFG_ALG_RING, CFG_ALG_TREE };
+
 /* One collective over a ring of ranks; its steps are the messages
  * [first_msg, first_msg + nmsgs). */
 struct cfg_coll {
-    uint8_t kind;     /* enum cfg_coll_kind */
+    uint8_t kind;      /* enum cfg_coll_kind */
+    uint8_t algorithm; /* enum cfg_coll_algorithm */
     uint32_t *ranks;  /* host node indexes, in ring order */
     uint32_t nranks;
     uint64_t size;    /* bytes, as nccl-tests counts them: a rank's buffer */
@@ -206,6 +211,7 @@ enum cfg_combine {
     CFG_COMBINE_NONE, /* not a collective step: its own bytes */
     CFG_COMBINE_OWN,  /* the rank's own contribution */
     CFG_COMBINE_ADD,  /* the step it waited for, plus the rank's contribution */
+    CFG_COMBINE_ADD2, /* the two steps it waited for, plus the rank's contribution */
     CFG_COMBINE_COPY  /* the step it waited for, forwarded */
 };
 
@@ -221,12 +227,13 @@ struct cfg_msg {
     uint16_t mem[2]; /* where the src and dst buffers live: sim_pcie_config.mems + 1, 0: host */
     bool gpu_post;   /* the source GPU posts it itself (GPUDirect Async, kernel-initiated) */
     uint64_t compare, swap_add, initial; /* atomics */
-    /* A collective's step: posted once message after - 1 is in src's
-     * memory (0: at start); cfg->colls[coll - 1] is its collective, rank
+    /* A collective's step: posted once message after - 1, and message
+     * after2 - 1 if after2 is not 0, are in src's memory (after 0: at
+     * start); cfg->colls[coll - 1] is its collective, rank
      * the src's place in its ring, coll_off where the data sits in a
      * rank's buffer, and the data is the sum of the contributions of the
      * sum_count ranks from sum_from on (around the ring). */
-    uint32_t after, coll, rank, sum_from, sum_count;
+    uint32_t after, after2, coll, rank, sum_from, sum_count;
     uint8_t combine; /* enum cfg_combine */
     uint64_t coll_off;
     struct cfg_pos pos;

@@ -19,6 +19,9 @@
  * same way, slice by slice; alltoall sends chunk d of every rank's buffer
  * to rank d directly.
  *
+ * All-reduce with algorithm: tree goes up and down NCCL's two binary
+ * trees instead (tree_all_reduce below).
+ *
  * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
  * transport (net_ib) posts its sends, so the receiver learns of each
  * slice from its receive completion. Several sizes run one after the
@@ -140,9 +143,217 @@ static bool all_to_all(struct loader *L, struct cfg_coll *co, uint32_t coll, con
     return true;
 }
 
+/* NCCL's double binary tree (NCCL 2.4; Sanders, Speck and Träff,
+ * "Two-tree algorithms for full bandwidth broadcast, reduction and scan",
+ * Parallel Computing 2009), built here from its description. The first
+ * tree is in order over ranks 0 .. n-1, so that every subtree is a run of
+ * consecutive ranks: rank r > 0 whose lowest set bit is b has the
+ * children r - b/2 and r + b/2 (or, where that is past the last rank,
+ * the first of r + b/4, r + b/8, ... that is not), none when b is 1; rank
+ * 0 is the root, above the largest power of two below n. Its leaves are
+ * the odd ranks. The second tree is the first with every rank mirrored
+ * (n-1-r) when n is even, shifted by one (r+1 mod n) when it is odd, so
+ * that the first tree's leaves are inner ranks of the second: no rank
+ * sends to two children in both trees. */
+struct tree_rank {
+    uint32_t parent;   /* n: the root */
+    uint32_t child[2]; /* n: none; child[0] before child[1] */
+    uint32_t sum_from, sum_count; /* the ranks of the subtree, around the ring */
+};
+
+static void plain_tree(uint32_t n, uint32_t r, uint32_t child[2], uint32_t *lo, uint32_t *hi)
+{
+    child[0] = child[1] = n;
+    if (!r) {
+        uint32_t top = 1;
+        while (2 * top < n)
+            top *= 2;
+        child[0] = top;
+        *lo = 0;
+        *hi = n - 1;
+        return;
+    }
+    uint32_t b = r & -r;
+    *lo = r - b + 1;
+    *hi = r + b - 1 < n ? r + b - 1 : n - 1;
+    if (b == 1)
+        return;
+    child[0] = r - b / 2;
+    for (uint32_t d = b / 2; d; d /= 2)
+        if (r + d < n) {
+            child[1] = r + d;
+            break;
+        }
+}
+
+static void build_tree(uint32_t n, int which, struct tree_rank *t)
+{
+    bool mirror = n % 2 == 0;
+    for (uint32_t r = 0; r < n; r++)
+        t[r].parent = n;
+    for (uint32_t p = 0; p < n; p++) { /* p: the rank's place in the first tree */
+        uint32_t r = !which ? p : mirror ? n - 1 - p : (p + 1) % n;
+        uint32_t kid[2], lo, hi;
+        plain_tree(n, p, kid, &lo, &hi);
+        t[r].sum_count = hi - lo + 1;
+        t[r].sum_from = !which ? lo : mirror ? n - 1 - hi : (lo + 1) % n;
+        for (int k = 0; k < 2; k++)
+            t[r].child[k] = kid[k] == n || !which ? kid[k] : mirror ? n - 1 - kid[k] : (kid[k] + 1) % n;
+    }
+    for (uint32_t r = 0; r < n; r++)
+        for (int k = 0; k < 2; k++)
+            if (t[r].child[k] < n)
+                t[t[r].child[k]].parent = r;
+}
+
+/* m waits for messages a - 1 and b - 1 (0: none); after2 is set only
+ * where after is, as the host posts at start what has no `after`. */
+static void wait_for(struct cfg_msg *m, uint32_t a, uint32_t b)
+{
+    m->after = a ? a : b;
+    m->after2 = a ? b : 0;
+}
+
+struct tree_step {
+    struct loader *L;
+    const struct cfg_coll *co;
+    const struct tree_rank *t;
+    struct cfg_msg proto; /* coll, coll_off, size and imm set */
+    const uint32_t *last_at;  /* this tree's and the other's, per rank: n each */
+    uint32_t *up, *down;      /* message + 1 into each rank, this slice */
+    const uint32_t *freed;    /* down, TREE_STEPS slices before (NULL: none) */
+};
+
+/* The slice's way up into rank r's parent, children first: a leaf sends
+ * its own contribution, an inner rank its children's sums plus its own. */
+static bool reduce_up(struct tree_step *s, uint32_t r)
+{
+    const struct tree_rank *t = &s->t[r];
+    uint32_t n = s->co->nranks;
+    for (int k = 0; k < 2; k++)
+        if (t->child[k] < n && !reduce_up(s, t->child[k]))
+            return false;
+    if (t->parent == n)
+        return true;
+    struct cfg_msg m = s->proto;
+    m.src = s->co->ranks[r];
+    m.dst = s->co->ranks[t->parent];
+    m.rank = r;
+    m.sum_from = t->sum_from;
+    m.sum_count = t->sum_count;
+    if (t->child[0] == n) {
+        /* a leaf: once the collective before has ended here, and the
+         * slice TREE_STEPS before has come back down, freeing its place */
+        m.combine = CFG_COMBINE_OWN;
+        if (s->freed)
+            wait_for(&m, s->freed[r], 0);
+        else
+            wait_for(&m, s->last_at[r], s->last_at[n + r]);
+    } else {
+        m.combine = t->child[1] < n ? CFG_COMBINE_ADD2 : CFG_COMBINE_ADD;
+        wait_for(&m, s->up[t->child[0]], t->child[1] < n ? s->up[t->child[1]] : 0);
+    }
+    if (!sim__workload_add(s->L, &m))
+        return false;
+    s->up[r] = (uint32_t)s->L->cfg->nmsgs;
+    return true;
+}
+
+/* The whole sum down from rank r to its children: the root adds its
+ * children's sums to its own, the others forward what came from above. */
+static bool broadcast_down(struct tree_step *s, uint32_t r)
+{
+    const struct tree_rank *t = &s->t[r];
+    uint32_t n = s->co->nranks;
+    for (int k = 0; k < 2; k++) {
+        if (t->child[k] == n)
+            continue;
+        struct cfg_msg m = s->proto;
+        m.src = s->co->ranks[r];
+        m.dst = s->co->ranks[t->child[k]];
+        m.rank = r;
+        m.sum_from = 0;
+        m.sum_count = n;
+        if (t->parent < n) {
+            m.combine = CFG_COMBINE_COPY;
+            wait_for(&m, s->down[r], 0);
+        } else {
+            m.combine = t->child[1] < n ? CFG_COMBINE_ADD2 : CFG_COMBINE_ADD;
+            wait_for(&m, s->up[t->child[0]], t->child[1] < n ? s->up[t->child[1]] : 0);
+        }
+        if (!sim__workload_add(s->L, &m))
+            return false;
+        s->down[t->child[k]] = (uint32_t)s->L->cfg->nmsgs;
+    }
+    for (int k = 0; k < 2; k++)
+        if (t->child[k] < n && !broadcast_down(s, t->child[k]))
+            return false;
+    return true;
+}
+
+/* Slices of a tree in flight at once: NCCL keeps NCCL_STEPS (8) slots per
+ * connection, and a rank sends a slice only into a free one. Here a leaf
+ * sends slice j once slice j - 8 has come back down to it. */
+#define TREE_STEPS 8
+
+/* All-reduce over the two trees, each carrying half of the buffer in
+ * slices: every slice goes up its tree, summed on the way, and back down
+ * as soon as the root has it, while the next slices are still going up.
+ * last_at holds, for each tree and rank, the message whose arrival ended
+ * the collective before there (the root's: the last from its first
+ * child). */
+static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll,
+                            const struct cfg_msg *proto, uint32_t *last_at)
+{
+    uint32_t n = co->nranks;
+    uint64_t e = co->size / 4, half = (e + 1) / 2;
+    uint64_t ns = (4 * half + co->slice - 1) / co->slice;
+    if (2 * ns * 2 * (n - 1) + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    struct tree_rank *trees = sim__xcalloc(2 * n, sizeof *trees);
+    uint32_t *prev = sim__xmalloc(2 * n * sizeof *prev);
+    memcpy(prev, last_at, 2 * n * sizeof *prev);
+    uint32_t *down = sim__xcalloc(ns * n, sizeof *down);
+    struct tree_step s = {.L = L, .co = co, .last_at = prev, .up = sim__xcalloc(n, sizeof *s.up)};
+    bool ok = true;
+    for (int which = 0; ok && which < 2; which++) {
+        struct tree_rank *t = &trees[which * n];
+        build_tree(n, which, t);
+        uint32_t root = 0;
+        while (t[root].parent < n)
+            root = t[root].parent;
+        uint64_t h0 = which ? e / 2 : 0, hl = which ? e - e / 2 : e / 2;
+        for (uint64_t j = 0; ok && j < ns; j++) {
+            uint64_t s0 = h0 + hl * j / ns, s1 = h0 + hl * (j + 1) / ns;
+            s.t = t;
+            s.proto = *proto;
+            s.proto.coll = coll;
+            s.proto.coll_off = 4 * s0;
+            s.proto.size = 4 * (s1 - s0);
+            s.proto.imm = (uint32_t)j;
+            s.down = &down[j * n];
+            s.freed = j >= TREE_STEPS ? &down[(j - TREE_STEPS) * n] : NULL;
+            ok = reduce_up(&s, root) && broadcast_down(&s, root);
+        }
+        for (uint32_t r = 0; r < n; r++)
+            last_at[which * n + r] = r == root ? s.up[t[root].child[0]] : s.down[r];
+    }
+    free(s.up);
+    free(down);
+    free(prev);
+    free(trees);
+    return ok;
+}
+
 static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto,
                    uint32_t *last_at)
 {
+    if (co->algorithm == CFG_ALG_TREE) {
+        co->first_msg = (uint32_t)L->cfg->nmsgs;
+        bool ok = tree_all_reduce(L, co, coll, proto, last_at);
+        co->nmsgs = (uint32_t)(L->cfg->nmsgs - co->first_msg);
+        return ok;
+    }
     if (co->kind == CFG_COLL_BROADCAST || co->kind == CFG_COLL_ALL_TO_ALL) {
         co->first_msg = (uint32_t)L->cfg->nmsgs;
         bool ok = co->kind == CFG_COLL_BROADCAST ? broadcast(L, co, coll, proto)
@@ -209,12 +420,18 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
     struct fy_node *v[11];
     if (!sim__fields(L, gen, what, keys, v))
         return false;
+    uint8_t algorithm = CFG_ALG_RING;
     if (v[K_ALGORITHM]) {
         char alg[32];
         if (!sim__scalar(L, v[K_ALGORITHM], "algorithm", alg, sizeof alg))
             return false;
-        if (strcmp(alg, "ring"))
-            return sim__fail(L, v[K_ALGORITHM], "algorithm: '%s' is not ring, the one there is", alg);
+        if (!strcmp(alg, "tree"))
+            algorithm = CFG_ALG_TREE;
+        else if (strcmp(alg, "ring"))
+            return sim__fail(L, v[K_ALGORITHM], "algorithm: '%s' is not ring or tree", alg);
+        if (algorithm == CFG_ALG_TREE && kind != CFG_COLL_ALL_REDUCE)
+            return sim__fail(L, v[K_ALGORITHM],
+                             "algorithm: tree runs all-reduce only (as NCCL's does), not %s", what);
     }
     struct cfg_msg proto = {.qp = 1, .op = SIM_OP_WRITE_IMM, .pos = sim__pos(L, gen)};
     uint64_t slice = COLL_DEFAULT_SLICE;
@@ -247,12 +464,15 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
                            "%s: a size must be a whole number of 4-byte elements, at least one "
                            "per rank (%zu bytes here)", what, 4 * nranks);
     struct sim_config *cfg = L->cfg;
-    uint32_t *last_at = sim__xcalloc(nranks ? nranks : 1, sizeof *last_at);
+    /* per rank, the arrival that ended the collective before (the tree's:
+     * in each of its trees) */
+    uint32_t *last_at = sim__xcalloc(nranks ? 2 * nranks : 1, sizeof *last_at);
     for (size_t i = 0; ok && i < nsizes; i++) {
         SIM_GROW(cfg->colls, cfg->capcolls, cfg->ncolls);
         struct cfg_coll *co = &cfg->colls[cfg->ncolls++];
         *co = (struct cfg_coll){
             .kind = (uint8_t)kind,
+            .algorithm = algorithm,
             .ranks = sim__xmalloc(nranks * sizeof *ranks),
             .nranks = (uint32_t)nranks,
             .size = sizes[i],

@@ -20,10 +20,18 @@ void sim__host_delivered(struct sim_host *h, uint32_t msg, sim_time_t at)
 {
     struct sim_network *net = h->node.net;
     net->msgs[msg].delivered = at;
-    for (uint32_t w = net->msgs[msg].waiter; w; w = net->msgs[w - 1].next_waiter) {
-        sim_time_t start = net->cfg->msgs[w - 1].start;
-        sim_schedule(h->node.comp.sim, at > start ? at : start, &h->node.comp,
-                     SIM_HOST_POST_AFTER, &net->msgs[w - 1]);
+    for (uint32_t w = net->msgs[msg].waiter; w;) {
+        struct sim_msg *waiter = &net->msgs[w - 1];
+        const struct cfg_msg *m = &net->cfg->msgs[w - 1];
+        w = m->after == msg + 1 ? waiter->next_waiter : waiter->next_waiter2;
+        if (--waiter->waiting)
+            continue;
+        /* the other one's data may still be on its way to memory */
+        sim_time_t t = at > m->start ? at : m->start;
+        uint32_t other = m->after == msg + 1 ? m->after2 : m->after;
+        if (other && net->msgs[other - 1].delivered > t)
+            t = net->msgs[other - 1].delivered;
+        sim_schedule(h->node.comp.sim, t, &h->node.comp, SIM_HOST_POST_AFTER, waiter);
     }
 }
 
@@ -47,6 +55,8 @@ void sim__coll_source(struct sim_host *h, uint32_t msg)
         return;
     const uint8_t *in = m->combine == CFG_COMBINE_OWN ? NULL
                                                        : h->mrs[net->msgs[m->after - 1].rmr].bytes;
+    const uint8_t *in2 = m->combine == CFG_COMBINE_ADD2 ? h->mrs[net->msgs[m->after2 - 1].rmr].bytes
+                                                         : NULL;
     if (m->combine == CFG_COMBINE_COPY) {
         memcpy(src, in, m->size);
         return;
@@ -54,7 +64,11 @@ void sim__coll_source(struct sim_host *h, uint32_t msg)
     uint64_t seed = net->cfg->seed, first = m->coll_off / 4;
     for (uint64_t i = 0; i < m->size / 4; i++) {
         uint32_t v = sim__coll_element(seed, m->coll, m->rank, first + i);
-        put_le32(src + 4 * i, in ? get_le32(in + 4 * i) + v : v);
+        if (in)
+            v += get_le32(in + 4 * i);
+        if (in2)
+            v += get_le32(in2 + 4 * i);
+        put_le32(src + 4 * i, v);
     }
 }
 

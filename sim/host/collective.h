@@ -1,8 +1,8 @@
 /* collective.h - a host's side of the collectives (config/load_collective.c
- * expands them into messages): a step is posted once the step it waits for
- * is in the host's memory, and its source then holds what the ring
- * algorithm sends, the arrived data forwarded or with the rank's own
- * contribution added.
+ * expands them into messages): a step is posted once the steps it waits for
+ * (one, or a tree's two children's) are in the host's memory, and its
+ * source then holds what the ring or tree algorithm sends, the arrived
+ * data forwarded or with the rank's own contribution added.
  */
 #ifndef SIM_COLLECTIVE_H
 #define SIM_COLLECTIVE_H

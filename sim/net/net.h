@@ -375,8 +375,10 @@ struct sim_msg {
     uint8_t status;
     int8_t data_ok; /* -1: not compared (payload: none), 0: differs, 1: equal */
     /* Messages posted once this one is in its destination's memory
-     * (cfg_msg.after): the first + 1, then each one's next_waiter + 1. */
-    uint32_t waiter, next_waiter;
+     * (cfg_msg.after, after2): the first + 1, then each one's next_waiter
+     * + 1 (next_waiter2 where this one is the waiter's after2). */
+    uint32_t waiter, next_waiter, next_waiter2;
+    uint8_t waiting; /* of after and after2, how many have not arrived */
     sim_time_t delivered; /* a receive completion's data in memory; 0: not (yet) */
 };
 

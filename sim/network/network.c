@@ -346,6 +346,12 @@ static void build_work(struct sim_network *net)
         if (m->after) {
             net->msgs[i].next_waiter = net->msgs[m->after - 1].waiter;
             net->msgs[m->after - 1].waiter = (uint32_t)i + 1;
+            net->msgs[i].waiting++;
+        }
+        if (m->after2) {
+            net->msgs[i].next_waiter2 = net->msgs[m->after2 - 1].waiter;
+            net->msgs[m->after2 - 1].waiter = (uint32_t)i + 1;
+            net->msgs[i].waiting++;
         }
     }
     for (size_t i = 0; i < cfg->nmsgs; i++) {

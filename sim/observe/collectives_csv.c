@@ -47,6 +47,11 @@ static void result(const struct sim_network *net, const struct cfg_coll *co, str
     r->busbw = r->algbw * factor;
 }
 
+static const char *algorithm(const struct cfg_coll *co)
+{
+    return co->kind == CFG_COLL_ALL_TO_ALL ? "direct" : co->algorithm == CFG_ALG_TREE ? "tree" : "ring";
+}
+
 void sim__coll_write_csv(const struct sim_network *net, FILE *f)
 {
     fprintf(f, "id,kind,algorithm,ranks,bytes,slice,messages,start_ps,end_ps,time_ps,algbw_GBps,"
@@ -56,7 +61,7 @@ void sim__coll_write_csv(const struct sim_network *net, FILE *f)
         struct coll_result r;
         result(net, co, &r);
         fprintf(f, "%zu,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%u,", i, sim__coll_name(co->kind),
-                co->kind == CFG_COLL_ALL_TO_ALL ? "direct" : "ring", co->nranks, co->size, co->slice,
+                algorithm(co), co->nranks, co->size, co->slice,
                 co->nmsgs);
         if (r.end)
             fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,ok,", r.start, r.end,
@@ -69,19 +74,20 @@ void sim__coll_write_csv(const struct sim_network *net, FILE *f)
 
 void sim__coll_write_table(const struct sim_network *net, FILE *f)
 {
-    fprintf(f, "# rdmasim collectives: ring algorithm (alltoall: direct), int32 data, columns as "
-               "nccl-tests prints them\n"
+    fprintf(f, "# rdmasim collectives: int32 data, columns as nccl-tests prints them, with the "
+               "algorithm\n"
                "#\n"
-               "# %14s %5s %12s %12s %6s %6s %10s %8s %8s %7s\n"
-               "# %14s %5s %12s %12s %6s %6s %10s %8s %8s\n",
-               "collective", "ranks", "size", "count", "type", "redop", "time", "algbw", "busbw",
-               "#wrong", "", "", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+               "# %14s %6s %5s %12s %12s %6s %6s %10s %8s %8s %7s\n"
+               "# %14s %6s %5s %12s %12s %6s %6s %10s %8s %8s\n",
+               "collective", "algo", "ranks", "size", "count", "type", "redop", "time", "algbw",
+               "busbw", "#wrong", "", "", "", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+               "(GB/s)");
     for (size_t i = 0; i < net->cfg->ncolls; i++) {
         const struct cfg_coll *co = &net->cfg->colls[i];
         struct coll_result r;
         result(net, co, &r);
-        fprintf(f, "  %14s %5u %12" PRIu64 " %12" PRIu64 " %6s %6s ", sim__coll_name(co->kind),
-                co->nranks, co->size, co->size / 4, "int32",
+        fprintf(f, "  %14s %6s %5u %12" PRIu64 " %12" PRIu64 " %6s %6s ", sim__coll_name(co->kind),
+                algorithm(co), co->nranks, co->size, co->size / 4, "int32",
                 co->kind == CFG_COLL_ALL_REDUCE || co->kind == CFG_COLL_REDUCE_SCATTER ? "sum"
                                                                                       : "none");
         if (r.end)
