@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "observe/ideal.h"
 #include "net/net.h"
@@ -15,6 +14,7 @@
 #include "engine/units.h"
 #include "engine/util.h"
 #include "../check_run.h"
+#include "config_text.h"
 
 /* ---- a component that records the order its events fire in ---------------- */
 /* events carry a number in their pointer */
@@ -394,24 +394,9 @@ START_TEST(frame_pool_frames_are_distinct_and_reused)
 END_TEST
 
 /* ---- routes in generated topologies -------------------------------------------------- */
-static struct sim_config *load_string(const char *text)
-{
-    char path[] = "/tmp/rdmasim-test-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    char err[1024];
-    struct sim_config *cfg = sim_config_load(path, NULL, 0, err, sizeof err);
-    unlink(path);
-    if (!cfg)
-        ck_abort_msg("%s", err);
-    return cfg;
-}
-
 START_TEST(fat_tree_paths_have_the_expected_lengths)
 {
-    struct sim_config *cfg = load_string(
+    struct sim_config *cfg = config_text_load(
         "payload: none\n"
         "topology: {generate: {kind: fat-tree, k: 4}}\n"
         "workload: {messages: [{src: h0, dst: h15, size: 1}]}\n");
@@ -439,7 +424,7 @@ END_TEST
 
 START_TEST(equal_cost_paths_are_all_used)
 {
-    struct sim_config *cfg = load_string(
+    struct sim_config *cfg = config_text_load(
         "payload: none\n"
         "topology: {generate: {kind: leaf-spine, leaves: 2, spines: 4, hosts_per_leaf: 1}}\n"
         "workload: {messages: [{src: h0, dst: h1, size: 1}]}\n");
