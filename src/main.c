@@ -14,7 +14,7 @@ static const struct {
     {"replay", cmd_replay, "a capture to conversations, messages, latencies and anomalies"},
     {"sim", cmd_sim, "simulate a topology and workload to traces, pcaps and statistics"},
     {"report", cmd_report, "one self-contained HTML page of charts from a sim run's outputs"},
-    {"compare", cmd_compare, "run one config over InfiniBand, RoCEv2 and iWARP, and tabulate them"},
+    {"compare", cmd_compare, "run one config over InfiniBand, RoCEv2, iWARP and TCP, side by side"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
