@@ -14,13 +14,19 @@
  * timing wheel of WHEEL_SLOTS slots of 2^SLOT_SHIFT ps each, covering the
  * window that starts at the current slot, where inserting and removing
  * cost O(1), and a 4-ary heap for everything later (timeouts, posted
- * work). Each slot is a list kept in (time, seq) order; a bitmap finds the
- * next slot in use. The earliest event is the earlier of the wheel's first
- * and the heap's top.
+ * work). A slot is an unordered list until its turn comes: then its events
+ * move into a small heap of their own (`cur`), where the events scheduled
+ * into that slot meanwhile go too. Keys within one picosecond come in no
+ * particular order (synchronised flows schedule hundreds of events for the
+ * same time), so a slot kept sorted on insertion would cost a walk of the
+ * list per event. A bitmap finds the next slot in use. The earliest event
+ * is the earlier of the current slot's first and the heap's top; an event
+ * for a slot before the current one (scheduled by an event from the heap)
+ * goes to the heap.
  *
  *   now
  *    |  slot = time >> SLOT_SHIFT                       later: heap
- *   [s][s+1][s+2] ... [s+WHEEL_SLOTS-1]  |  (t, seq) (t, seq) ...
+ *   [cur][s+1][s+2] ... [s+WHEEL_SLOTS-1]  |  (t, key) (t, key) ...
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -55,6 +61,11 @@ struct sim {
     uint64_t nwheel;
     uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
     uint64_t used[WHEEL_SLOTS / 64];
+    /* the slot whose turn it is (time >> SLOT_SHIFT), as a heap */
+    struct sim_event *cur;
+    size_t ncur, capcur;
+    uint64_t cur_slot;
+    bool cur_on;
     /* the heap */
     struct sim_event *heap;
     size_t nheap, capheap;
@@ -97,13 +108,14 @@ void sim_destroy(struct sim *sim)
     free(sim->comps);
     free(sim->is_remote);
     free(sim->nodes);
+    free(sim->cur);
     free(sim->heap);
     free(sim);
 }
 
 uint64_t sim_seed(const struct sim *sim) { return sim->seed; }
 sim_time_t sim_now(const struct sim *sim) { return sim->now; }
-uint64_t sim_events_pending(const struct sim *sim) { return sim->nwheel + sim->nheap; }
+uint64_t sim_events_pending(const struct sim *sim) { return sim->nwheel + sim->ncur + sim->nheap; }
 uint64_t sim_events_processed(const struct sim *sim) { return sim->processed; }
 void sim_stop(struct sim *sim) { sim->stopped = true; }
 
@@ -157,31 +169,22 @@ static uint32_t node_alloc(struct sim *sim)
     return (uint32_t)old;
 }
 
+/* Onto the end of its slot's list: the slot is ordered when its turn comes. */
 static void wheel_insert(struct sim *sim, const struct sim_event *ev)
 {
     uint32_t s = (uint32_t)(ev->time >> SLOT_SHIFT) & (WHEEL_SLOTS - 1);
     uint32_t n = node_alloc(sim);
     struct wnode *nodes = sim->nodes;
     nodes[n].ev = *ev;
+    nodes[n].next = NIL;
     sim->nwheel++;
     if (sim->head[s] == NIL) {
-        nodes[n].next = NIL;
         sim->head[s] = sim->tail[s] = n;
         sim->used[s / 64] |= UINT64_C(1) << (s % 64);
         return;
     }
-    /* new events usually go last: seq grows, and times mostly do */
-    if (!before(ev, &nodes[sim->tail[s]].ev)) {
-        nodes[n].next = NIL;
-        nodes[sim->tail[s]].next = n;
-        sim->tail[s] = n;
-        return;
-    }
-    uint32_t *link = &sim->head[s];
-    while (!before(ev, &nodes[*link].ev))
-        link = &nodes[*link].next;
-    nodes[n].next = *link;
-    *link = n;
+    nodes[sim->tail[s]].next = n;
+    sim->tail[s] = n;
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -197,40 +200,33 @@ static uint32_t wheel_first(const struct sim *sim, uint32_t s)
     return w * 64 + (uint32_t)__builtin_ctzll(bits);
 }
 
-static void wheel_remove_first(struct sim *sim, uint32_t s)
-{
-    uint32_t n = sim->head[s];
-    sim->head[s] = sim->nodes[n].next;
-    if (sim->head[s] == NIL) {
-        sim->tail[s] = NIL;
-        sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
-    }
-    sim->nodes[n].next = sim->free_node;
-    sim->free_node = n;
-    sim->nwheel--;
-}
+/* ---- the heaps ------------------------------------------------------------ */
+struct heap {
+    struct sim_event **h;
+    size_t *n, *cap;
+};
 
-/* ---- the heap ------------------------------------------------------------ */
-static void heap_push(struct sim *sim, const struct sim_event *ev)
+static void heap_push(struct heap q, const struct sim_event *ev)
 {
-    SIM_GROW(sim->heap, sim->capheap, sim->nheap);
-    size_t i = sim->nheap++;
+    SIM_GROW(*q.h, *q.cap, *q.n);
+    struct sim_event *h = *q.h;
+    size_t i = (*q.n)++;
     while (i > 0) {
         size_t parent = (i - 1) / 4;
-        if (!before(ev, &sim->heap[parent]))
+        if (!before(ev, &h[parent]))
             break;
-        sim->heap[i] = sim->heap[parent];
+        h[i] = h[parent];
         i = parent;
     }
-    sim->heap[i] = *ev;
+    h[i] = *ev;
 }
 
 /* Remove the root and sift the last element down from it. */
-static void heap_pop(struct sim *sim)
+static void heap_pop(struct heap q)
 {
-    struct sim_event last = sim->heap[--sim->nheap];
-    struct sim_event *h = sim->heap;
-    size_t n = sim->nheap, i = 0;
+    struct sim_event *h = *q.h;
+    struct sim_event last = h[--*q.n];
+    size_t n = *q.n, i = 0;
     for (;;) {
         size_t first = 4 * i + 1;
         if (first >= n)
@@ -248,12 +244,37 @@ static void heap_pop(struct sim *sim)
         h[i] = last;
 }
 
+static struct heap far_heap(struct sim *sim) { return (struct heap){&sim->heap, &sim->nheap, &sim->capheap}; }
+static struct heap cur_heap(struct sim *sim) { return (struct heap){&sim->cur, &sim->ncur, &sim->capcur}; }
+
+/* The next slot in use becomes the current one: its list into cur. */
+static void load_slot(struct sim *sim)
+{
+    uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
+    uint32_t n = sim->head[s];
+    sim->cur_slot = sim->nodes[n].ev.time >> SLOT_SHIFT;
+    sim->cur_on = true;
+    while (n != NIL) {
+        uint32_t next = sim->nodes[n].next;
+        heap_push(cur_heap(sim), &sim->nodes[n].ev);
+        sim->nodes[n].next = sim->free_node;
+        sim->free_node = n;
+        sim->nwheel--;
+        n = next;
+    }
+    sim->head[s] = sim->tail[s] = NIL;
+    sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
+}
+
 static void queue(struct sim *sim, const struct sim_event *ev)
 {
-    if ((ev->time >> SLOT_SHIFT) - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
+    uint64_t slot = ev->time >> SLOT_SHIFT;
+    if (sim->cur_on && slot == sim->cur_slot)
+        heap_push(cur_heap(sim), ev);
+    else if ((!sim->cur_on || slot > sim->cur_slot) && slot - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
         wheel_insert(sim, ev);
     else
-        heap_push(sim, ev);
+        heap_push(far_heap(sim), ev);
 }
 
 void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, unsigned kind,
@@ -329,29 +350,25 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
 /* Take the earliest event into *ev unless it lies after (until, until_key). */
 static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct sim_event *ev)
 {
-    uint32_t s = 0;
-    const struct sim_event *w = NULL;
-    if (sim->nwheel) {
-        s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
-        w = &sim->nodes[sim->head[s]].ev;
-    }
+    if (!sim->ncur && sim->nwheel)
+        load_slot(sim);
+    const struct sim_event *w = sim->ncur ? &sim->cur[0] : NULL;
     if (sim->nheap && (!w || before(&sim->heap[0], w))) {
         if (!within(&sim->heap[0], until, until_key))
             return false;
         *ev = sim->heap[0];
-        heap_pop(sim);
+        heap_pop(far_heap(sim));
         return true;
     }
     if (!w || !within(w, until, until_key))
         return false;
     *ev = *w;
-    wheel_remove_first(sim, s);
-    /* the wheel's next event is likely the next to fire, and its component
+    heap_pop(cur_heap(sim));
+    /* the slot's next event is likely the next to fire, and its component
      * and frame cold: start fetching them while this one is handled */
-    if (sim->nwheel) {
-        const struct sim_event *next = &sim->nodes[sim->head[wheel_first(sim, s)]].ev;
-        __builtin_prefetch(next->target);
-        __builtin_prefetch(next->ptr);
+    if (sim->ncur) {
+        __builtin_prefetch(sim->cur[0].target);
+        __builtin_prefetch(sim->cur[0].ptr);
     }
     return true;
 }
