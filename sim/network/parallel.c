@@ -307,8 +307,9 @@ static bool run_windows(struct sim_network *net)
 }
 
 /* ---- what rank 0 writes, from every rank ----------------------------------------- */
-/* Gather each rank's bytes at rank 0 in rank order: *all and *counts (by rank). */
-static uint8_t *gather(struct sim_split *s, const struct buf *b, int **counts)
+/* Gather each rank's bytes at rank 0 in rank order, and free them: *all,
+ * *counts (by rank, then each rank's offset) and the *total (if wanted). */
+static uint8_t *gather(struct sim_split *s, struct buf *b, int **counts, size_t *total_out)
 {
     int n = (int)b->n;
     int *cnt = s->rank == 0 ? sim__xcalloc(2 * (size_t)s->nranks, sizeof *cnt) : NULL;
@@ -324,7 +325,11 @@ static uint8_t *gather(struct sim_split *s, const struct buf *b, int **counts)
     }
     MPI_Gatherv(b->p, n, MPI_BYTE, all, cnt, s->rank == 0 ? cnt + s->nranks : NULL, MPI_BYTE, 0,
                 MPI_COMM_WORLD);
+    free(b->p);
+    *b = (struct buf){0};
     *counts = cnt;
+    if (total_out)
+        *total_out = s->rank == 0 ? (size_t)cnt[2 * s->nranks - 1] + (size_t)cnt[s->nranks - 1] : 0;
     return all;
 }
 
@@ -349,8 +354,7 @@ static void collect_state(struct sim_network *net)
                     put(&b, &qp->cc->cuts, sizeof qp->cc->cuts);
             }
     int *cnt;
-    uint8_t *all = gather(s, &b, &cnt);
-    free(b.p);
+    uint8_t *all = gather(s, &b, &cnt, NULL);
     if (s->rank == 0) {
         for (unsigned r = 1; r < s->nranks; r++) {
             const uint8_t *p = all + cnt[s->nranks + r];
@@ -468,12 +472,9 @@ static void merge_rows(struct sim_network *net, void **rows, size_t *n, size_t *
         MPI_Abort(MPI_COMM_WORLD, 74);
     }
     int *cnt;
-    uint8_t *all = gather(s, &b, &cnt);
-    free(b.p);
+    size_t total;
+    uint8_t *all = gather(s, &b, &cnt, &total);
     if (s->rank == 0) {
-        size_t total = 0;
-        for (unsigned r = 0; r < s->nranks; r++)
-            total += (size_t)cnt[r];
         free(*rows);
         *rows = all;
         *n = total / size;
@@ -528,12 +529,9 @@ static void collect_captures(struct sim_network *net)
         free(bytes);
     }
     int *cnt;
-    uint8_t *all = gather(s, &b, &cnt);
-    free(b.p);
+    size_t total;
+    uint8_t *all = gather(s, &b, &cnt, &total);
     if (s->rank == 0) {
-        size_t total = 0;
-        for (unsigned r = 0; r < s->nranks; r++)
-            total += (size_t)cnt[r];
         for (size_t off = 0; off < total;) {
             uint64_t rec[3];
             memcpy(rec, all + off, sizeof rec);

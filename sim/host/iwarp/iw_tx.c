@@ -196,16 +196,26 @@ static sim_time_t copied_at(struct sim_qp *qp, struct sim_wqe *w, uint64_t bytes
     return w->copy_at + sim__iw_copy_time(bytes, c->copy_rate);
 }
 
-/* Sockets: the next bytes of the current message, once copied. */
-static bool stream(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint32_t *done)
+/* The work request to send from, once it is in the NIC (doorbell and WQE
+ * fetch: the NIC looks again then); NULL if none. */
+static struct sim_wqe *next_wqe(struct sim_qp *qp)
 {
     if (qp->error || qp->sq_next == qp->sq_tail)
-        return false;
+        return NULL;
     struct sim_wqe *w = sim__wqe(qp, qp->sq_next);
     if (w->ready_at > sim__qp_now(qp)) {
         sim__nic_wake_at(qp->nic, qp, w->ready_at);
-        return false;
+        return NULL;
     }
+    return w;
+}
+
+/* Sockets: the next bytes of the current message, once copied. */
+static bool stream(struct sim_qp *qp, uint32_t max, struct sim_iw_rec *r, uint32_t *done)
+{
+    struct sim_wqe *w = next_wqe(qp);
+    if (!w)
+        return false;
     uint64_t off = qp->req_offset;
     uint32_t n = (uint32_t)(w->len - off);
     if (n > max)
@@ -231,14 +241,9 @@ static bool request(struct sim_qp *qp, uint32_t seq, uint32_t max, struct sim_iw
 {
     struct sim_iw *iw = qp->iw;
     struct sim_host *h = sim__host_of(qp);
-    if (qp->error || qp->sq_next == qp->sq_tail)
+    struct sim_wqe *w = next_wqe(qp);
+    if (!w)
         return false;
-    struct sim_wqe *w = sim__wqe(qp, qp->sq_next);
-    if (w->ready_at > sim__qp_now(qp)) {
-        /* not in the NIC yet (doorbell and WQE fetch): look again then */
-        sim__nic_wake_at(qp->nic, qp, w->ready_at);
-        return false;
-    }
     uint64_t off = qp->req_offset;
     uint32_t left = (uint32_t)(w->len - off);
     r->kind = IW_FPDU;
