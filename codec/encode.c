@@ -26,6 +26,10 @@ struct writer {
     size_t cap;
     size_t len;
     bool overflow;
+    /* rdma_encode_without_payload: the payload not written, known by its
+     * CRC, and where it would start */
+    const struct rdma_crc32_part *hole;
+    size_t hole_at;
     uint8_t scratch[MAD_LEN]; /* written instead of buf once it overflowed */
 };
 
@@ -162,6 +166,8 @@ static size_t put_transport(struct writer *w, const struct rdma_pkt *pkt)
     }
     if (mad) {
         put_mad_payload(w, pkt);
+    } else if (w->hole) {
+        w->hole_at = w->len;
     } else {
         /* The payload is copied, not cleared first: it is most of the bytes. */
         uint8_t *p = pkt->payload ? reserve_raw(w, plen) : reserve(w, plen);
@@ -215,7 +221,8 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     put_transport(w, pkt);
     if (w->overflow)
         return RDMA_TRUNCATED;
-    size_t end = w->len + ICRC_LEN;
+    size_t hole_len = w->hole ? w->hole->len : 0;
+    size_t end = w->len + hole_len + ICRC_LEN;
     uint8_t *l3 = w->buf + l3_at, *udp = w->buf + udp_at;
     if (end - l3_at > 0xffff)
         return RDMA_MALFORMED;
@@ -231,8 +238,11 @@ static enum rdma_status encode_rocev2(struct writer *w, const struct rdma_pkt *p
     /* The ICRC treats the UDP checksum as ones, so it can be computed first
      * and the checksum, which covers the ICRC, afterwards. Extension
      * headers lie outside it. */
-    put_icrc(w, ext_len ? rdma_icrc_rocev2_ipv6_ext(l3, ext_len, w->len - l3_at)
-                        : rdma_icrc_rocev2(l3, w->len - l3_at));
+    if (w->hole)
+        put_icrc(w, rdma_icrc_rocev2_without(l3, w->len - l3_at, w->hole_at - l3_at, w->hole));
+    else
+        put_icrc(w, ext_len ? rdma_icrc_rocev2_ipv6_ext(l3, ext_len, w->len - l3_at)
+                            : rdma_icrc_rocev2(l3, w->len - l3_at));
     /* The checksum reads the ICRC back from the buffer: it must be there. */
     if (w->overflow)
         return RDMA_TRUNCATED;
@@ -350,36 +360,61 @@ static enum rdma_status encode_erf(struct writer *w, const struct rdma_pkt *pkt)
     return RDMA_OK;
 }
 
+static enum rdma_status encode(struct writer *w, const struct rdma_pkt *pkt, size_t *out_len);
+
 enum rdma_status rdma_encode(const struct rdma_pkt *pkt, uint8_t *out, size_t out_cap,
                              size_t *out_len)
 {
     struct writer w = {.buf = out, .cap = out_cap};
+    return encode(&w, pkt, out_len);
+}
+
+enum rdma_status rdma_encode_without_payload(const struct rdma_pkt *pkt, const struct rdma_crc32_part *payload,
+                                             uint8_t *out, size_t out_cap, size_t *out_len,
+                                             size_t *payload_at)
+{
+    bool ethernet = pkt->linktype == RDMA_LINKTYPE_ETHERNET || pkt->linktype == RDMA_LINKTYPE_LINUX_SLL ||
+                    pkt->linktype == RDMA_LINKTYPE_LINUX_SLL2;
+    *out_len = *payload_at = 0;
+    if (!ethernet || !(pkt->present & RDMA_HDR_IP) || (pkt->present & RDMA_HDR_MAD) || pkt->udp.checksum ||
+        payload->len != pkt->payload_len)
+        return RDMA_UNSUPPORTED;
+    struct writer w = {.buf = out, .cap = out_cap, .hole = payload};
+    enum rdma_status st = encode(&w, pkt, out_len);
+    if (st == RDMA_OK)
+        *payload_at = w.hole_at;
+    return st;
+}
+
+static enum rdma_status encode(struct writer *w, const struct rdma_pkt *pkt, size_t *out_len)
+{
     enum rdma_status st = RDMA_OK;
     *out_len = 0;
     if (pkt->linktype == RDMA_LINKTYPE_INFINIBAND) {
-        st = pkt->present & RDMA_HDR_IBFC ? encode_ibfc(&w, pkt) : encode_ib(&w, pkt);
+        st = pkt->present & RDMA_HDR_IBFC ? encode_ibfc(w, pkt) : encode_ib(w, pkt);
     } else if (pkt->linktype == RDMA_LINKTYPE_ERF) {
-        st = encode_erf(&w, pkt);
+        st = encode_erf(w, pkt);
     } else if (pkt->linktype == RDMA_LINKTYPE_ETHERNET || pkt->linktype == RDMA_LINKTYPE_LINUX_SLL ||
                pkt->linktype == RDMA_LINKTYPE_LINUX_SLL2) {
-        put_link(&w, pkt);
+        put_link(w, pkt);
         if (pkt->present & (RDMA_HDR_IP | RDMA_HDR_IPV6))
-            st = encode_rocev2(&w, pkt);
+            st = encode_rocev2(w, pkt);
         else if (pkt->present & RDMA_HDR_GRH)
-            st = encode_rocev1(&w, pkt);
+            st = encode_rocev1(w, pkt);
         else if (pkt->present & RDMA_HDR_PFC)
-            encode_mac_control(&w, pkt);
+            encode_mac_control(w, pkt);
         else
             return RDMA_MALFORMED;
-        if (st == RDMA_OK && pkt->linktype == RDMA_LINKTYPE_ETHERNET && w.len < ETH_MIN_FRAME)
-            reserve(&w, ETH_MIN_FRAME - w.len);
+        size_t wire = w->len + (w->hole ? w->hole->len : 0);
+        if (st == RDMA_OK && pkt->linktype == RDMA_LINKTYPE_ETHERNET && wire < ETH_MIN_FRAME)
+            reserve(w, ETH_MIN_FRAME - wire);
     } else {
         return RDMA_UNSUPPORTED;
     }
-    if (w.overflow)
+    if (w->overflow)
         return RDMA_TRUNCATED;
     if (st == RDMA_OK)
-        *out_len = w.len;
+        *out_len = w->len;
     return st;
 }
 

@@ -61,13 +61,25 @@ static const struct layout layout_grh = {
     LEAD, 4, {IPV6_LIKE_MASK(LEAD), [LEAD + IPV6_LEN + BTH_VARIANT_BYTE] = 0xff}};
 static const struct layout layout_lrh = {0, 1, {[0] = 0xf0, [LRH_LEN + BTH_VARIANT_BYTE] = 0xff}};
 
-/* The CRC of the lead's ones and src[0, len) masked as l says; false when
- * the packet is shorter than the chunks (the caller masks byte by byte). */
-static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_t len,
-                               uint32_t *crc)
+/* The CRC of rest[0, len), continuing crc; with a part, the held bytes
+ * are joined around it at `at` (crc32_part.c). */
+static uint32_t crc_rest(uint32_t crc, const uint8_t *rest, size_t len, size_t at,
+                         const struct rdma_crc32_part *part)
+{
+    if (!part)
+        return crc32_gzip_refl(crc, rest, len);
+    crc = rdma_crc32_append(crc32_gzip_refl(crc, rest, at), part);
+    return crc32_gzip_refl(crc, rest + at, len - at);
+}
+
+/* The CRC of the lead's ones and src[0, len) masked as l says, a part
+ * missing at `at` if one is given; false when the packet is shorter than
+ * the chunks (the caller masks byte by byte). */
+static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_t len, size_t at,
+                               const struct rdma_crc32_part *part, uint32_t *crc)
 {
     size_t from_src = l->chunks * CHUNK - l->lead;
-    if (len < from_src)
+    if (len < from_src || (part && at < from_src))
         return false;
     _Alignas(CHUNK) uint8_t buf[MAX_CHUNKS * CHUNK];
     for (size_t i = 0; i < l->chunks; i++) {
@@ -86,8 +98,8 @@ static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_
         c |= m;
         memcpy(buf + i * CHUNK, &c, CHUNK);
     }
-    *crc = crc32_gzip_refl(crc32_gzip_refl(0, buf, l->chunks * CHUNK), src + from_src,
-                           len - from_src);
+    *crc = crc_rest(crc32_gzip_refl(0, buf, l->chunks * CHUNK), src + from_src, len - from_src,
+                    at - from_src, part);
     return true;
 }
 
@@ -98,16 +110,17 @@ static uint32_t crc_masked(uint8_t *prefix, size_t prefix_len, const uint8_t *re
     return crc32_gzip_refl(crc, rest, rest_len);
 }
 
-uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len)
+/* The RoCEv2 ICRC, a part missing at `at` if one is given. */
+static uint32_t icrc_rocev2(const uint8_t *ip, size_t len, size_t at, const struct rdma_crc32_part *part)
 {
     uint8_t buf[8 + 60 + 8 + BTH_LEN];
     size_t iplen = (ip[0] >> 4) == 4 ? (size_t)(ip[0] & 0x0f) * 4 : IPV6_LEN;
     size_t n = iplen + UDP_LEN + BTH_LEN;
-    if (len < n)
+    if (len < n || (part && at < n))
         return 0;
     uint32_t crc;
-    if ((iplen == IPV4_LEN && crc_chunked(&layout_ipv4, ip, len, &crc)) ||
-        (iplen == IPV6_LEN && crc_chunked(&layout_ipv6, ip, len, &crc)))
+    if ((iplen == IPV4_LEN && crc_chunked(&layout_ipv4, ip, len, at, part, &crc)) ||
+        (iplen == IPV6_LEN && crc_chunked(&layout_ipv6, ip, len, at, part, &crc)))
         return crc;
     memset(buf, 0xff, 8);
     memcpy(buf + 8, ip, n);
@@ -123,7 +136,15 @@ uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len)
     }
     h[iplen + 6] = h[iplen + 7] = 0xff; /* UDP checksum */
     h[iplen + UDP_LEN + BTH_VARIANT_BYTE] = 0xff;
-    return crc_masked(buf, 8 + n, ip + n, len - n);
+    return crc_rest(crc32_gzip_refl(0, buf, 8 + n), ip + n, len - n, at - n, part);
+}
+
+uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len) { return icrc_rocev2(ip, len, 0, NULL); }
+
+uint32_t rdma_icrc_rocev2_without(const uint8_t *ip, size_t len, size_t at,
+                                  const struct rdma_crc32_part *part)
+{
+    return icrc_rocev2(ip, len, at, part);
 }
 
 uint32_t rdma_icrc_rocev2_ipv6_ext(const uint8_t *ip, size_t ext_len, size_t len)
@@ -151,7 +172,7 @@ uint32_t rdma_icrc_grh(const uint8_t *grh, size_t len)
     if (len < n)
         return 0;
     uint32_t crc;
-    if (crc_chunked(&layout_grh, grh, len, &crc))
+    if (crc_chunked(&layout_grh, grh, len, 0, NULL, &crc))
         return crc;
     memset(buf, 0xff, 8);
     memcpy(buf + 8, grh, n);
@@ -169,7 +190,7 @@ uint32_t rdma_icrc_lrh(const uint8_t *lrh, size_t len)
     if (len < LRH_LEN + BTH_LEN)
         return 0;
     uint32_t crc = 0;
-    crc_chunked(&layout_lrh, lrh, len, &crc);
+    crc_chunked(&layout_lrh, lrh, len, 0, NULL, &crc);
     return crc;
 }
 

@@ -705,6 +705,19 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
 enum rdma_status rdma_encode(const struct rdma_pkt *pkt, uint8_t *out, size_t out_cap,
                              size_t *out_len);
 
+struct rdma_crc32_part; /* below, with the CRCs */
+/* rdma_encode, less the payload: the frame of a RoCEv2 packet over IPv4
+ * without a UDP checksum, with the pkt->payload_len bytes of its payload
+ * left out, known by their CRC-32 (`payload`, of payload_len bytes). Every
+ * length field and the ICRC are those of the whole frame. out receives
+ * the headers, then pad and ICRC; *out_len is what was written, and
+ * *payload_at where the payload lies in the whole frame. RDMA_UNSUPPORTED
+ * for any other frame, whose checks would read the payload (the UDP
+ * checksum over IPv6, the VCRC of native InfiniBand). */
+enum rdma_status rdma_encode_without_payload(const struct rdma_pkt *pkt, const struct rdma_crc32_part *payload,
+                                             uint8_t *out, size_t out_cap, size_t *out_len,
+                                             size_t *payload_at);
+
 /* Set present/proto/ext headers of pkt for an RDMA opcode: BTH plus the
  * extended headers rdma_opcodes[opcode] names. The caller fills the fields. */
 void rdma_pkt_set_opcode(struct rdma_pkt *pkt, uint8_t opcode);
@@ -721,6 +734,26 @@ uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len);
  * on, the extension headers left out. */
 uint32_t rdma_icrc_rocev2_ipv6_ext(const uint8_t *ip, size_t ext_len, size_t len);
 uint32_t rdma_icrc_grh(const uint8_t *grh, size_t len);
+
+/* Bytes known by their CRC-32 rather than held, to be joined to others:
+ * CRC-32 is linear, so the CRC of A followed by them is computed from
+ * A's CRC and theirs without reading them again (crc32_part.c). A
+ * simulator whose payloads follow a pattern keeps its frames without
+ * them, and still checks a real ICRC. */
+struct rdma_crc32_part {
+    uint32_t len;
+    uint32_t crc;   /* CRC-32 of the bytes, as zlib's crc32 and the ICRC compute it */
+    uint32_t shift; /* x^(8 len) modulo the CRC-32 polynomial, reflected */
+};
+void rdma_crc32_part_init(struct rdma_crc32_part *part, const uint8_t *bytes, uint32_t len);
+/* The CRC-32 of A followed by the part's bytes, from crc, the CRC-32 of A. */
+uint32_t rdma_crc32_append(uint32_t crc, const struct rdma_crc32_part *part);
+/* The ICRC of a RoCEv2 packet over IPv4 or IPv6 (no extension headers)
+ * held without the part's bytes: `ip` holds `len` bytes from the IP
+ * header up to, not including, the ICRC, less the part, which lies at
+ * offset `at` from the IP header (after the BTH). */
+uint32_t rdma_icrc_rocev2_without(const uint8_t *ip, size_t len, size_t at,
+                                  const struct rdma_crc32_part *part);
 uint32_t rdma_icrc_lrh(const uint8_t *lrh, size_t len);
 uint16_t rdma_vcrc(const uint8_t *lrh, size_t len);
 
