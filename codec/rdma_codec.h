@@ -742,8 +742,10 @@ uint32_t rdma_icrc_grh(const uint8_t *grh, size_t len);
  * them, and still checks a real ICRC. */
 struct rdma_crc32_part {
     uint32_t len;
-    uint32_t crc;   /* CRC-32 of the bytes, as zlib's crc32 and the ICRC compute it */
-    uint32_t shift; /* x^(8 len) modulo the CRC-32 polynomial, reflected */
+    uint32_t crc; /* CRC-32 of the bytes, as zlib's crc32 and the ICRC compute it */
+    /* x^(8 len) times each nibble value at each of a CRC's 8 nibbles,
+     * modulo the CRC-32 polynomial: appending is 8 lookups */
+    uint32_t times[8][16];
 };
 void rdma_crc32_part_init(struct rdma_crc32_part *part, const uint8_t *bytes, uint32_t len);
 /* The CRC-32 of A followed by the part's bytes, from crc, the CRC-32 of A. */

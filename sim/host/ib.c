@@ -68,7 +68,7 @@ static struct sim_frame *cnp(struct sim_nic *nic, const struct sim_qp *qp)
 static bool parse(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pkt *pkt)
 {
     const struct sim_network *net = nic->host->node.net;
-    if (rdma_decode(&nic->dcfg, RDMA_LINKTYPE_INFINIBAND, sim__nic_frame_bytes(nic, f), f->len, f->len, pkt) != RDMA_OK)
+    if (sim__nic_decode(nic, RDMA_LINKTYPE_INFINIBAND, f, pkt) != RDMA_OK)
         return false;
     if (pkt->proto != RDMA_PROTO_IB || !(pkt->present & RDMA_HDR_BTH) || !pkt->op || !pkt->op->name ||
         !((pkt->op->transport == RDMA_TRANSPORT_RC &&

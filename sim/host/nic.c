@@ -71,27 +71,57 @@ const uint8_t *sim__nic_payload(struct sim_nic *nic, uint32_t mr, uint64_t off)
 
 #define ICRC_LEN 4 /* IBA vol. 1 7.8.1 */
 #define VCRC_LEN 2 /* IBA vol. 1 7.8.2: native InfiniBand only */
+#define IP_PROTO_UDP 17 /* IPv6 next header: UDP, no extension header between */
+
+/* A frame with payload: none written by the codec without its payload,
+ * the ICRC joined from the pattern's CRC (*out NULL if it fails);
+ * RDMA_UNSUPPORTED for the frames whose other checks read every byte
+ * (IPv6's UDP checksum, InfiniBand's VCRC). */
+static enum rdma_status encode_without_fill(struct sim_network *net, const struct rdma_pkt *pkt, uint32_t cap,
+                                            uint16_t bth_off, struct sim_frame **out)
+{
+    size_t len, at;
+    struct sim_frame *f = sim__frame_alloc(&net->pool, cap - pkt->payload_len);
+    *out = NULL;
+    if (!f)
+        return RDMA_TRUNCATED;
+    enum rdma_status st = rdma_encode_without_payload(pkt, sim__fill_crc(net, pkt->payload_len), f->data,
+                                                      sim__frame_cap(f), &len, &at);
+    if (st != RDMA_OK) {
+        sim__frame_free(&net->pool, f);
+        return st;
+    }
+    f->len = (uint32_t)len + pkt->payload_len;
+    f->fill_at = (uint16_t)at;
+    f->fill_len = (uint16_t)pkt->payload_len;
+    f->bth_off = bth_off;
+    *out = f;
+    return RDMA_OK;
+}
 
 struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
                                   uint16_t bth_off)
 {
     struct sim_network *net = nic->host->node.net;
     struct sim_frame_pool *pool = &net->pool;
+    struct sim_frame *f;
     size_t len;
     if (pkt->payload == net->fill && pkt->payload_len >= SIM_FILL_MIN) {
         /* payload: none: the frame keeps all but its payload, which the
-         * receiver puts back from the same pattern */
+         * receiver knows from the same pattern */
+        if (encode_without_fill(net, pkt, cap, bth_off, &f) != RDMA_UNSUPPORTED)
+            return f;
         if (rdma_encode(pkt, net->tx_bytes, sizeof net->tx_bytes, &len) != RDMA_OK)
             return NULL;
         uint32_t pad = net->tx_bytes[bth_off + 1] >> 4 & 3u;
         uint32_t crcs = ICRC_LEN + (pkt->linktype == RDMA_LINKTYPE_INFINIBAND ? VCRC_LEN : 0);
         uint32_t fill_at = (uint32_t)len - crcs - pad - pkt->payload_len;
-        struct sim_frame *f = sim__frame_without_fill(pool, net->tx_bytes, (uint32_t)len, fill_at, pkt->payload_len);
+        f = sim__frame_without_fill(pool, net->tx_bytes, (uint32_t)len, fill_at, pkt->payload_len);
         if (f)
             f->bth_off = bth_off;
         return f;
     }
-    struct sim_frame *f = sim__frame_alloc(pool, cap);
+    f = sim__frame_alloc(pool, cap);
     if (!f)
         return NULL;
     if (rdma_encode(pkt, f->data, sim__frame_cap(f), &len) != RDMA_OK) {
@@ -103,10 +133,53 @@ struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pk
     return f;
 }
 
-const uint8_t *sim__nic_frame_bytes(struct sim_nic *nic, const struct sim_frame *f)
+/* A RoCEv2 frame that leaves out its fill, decoded without reading the
+ * fill: its headers and tail laid out where they are on the wire, the
+ * fill's bytes left as they are (no header lies there), and the ICRC
+ * checked from what the frame holds and the fill's CRC. false when the
+ * frame is one whose other checks read the payload (an IPv6 extension
+ * header), to be decoded whole. */
+static bool decode_without_fill(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pkt *pkt,
+                                enum rdma_status *st)
+{
+    static const struct rdma_decode_config headers_only = {RDMA_ROCEV2_UDP_PORT, false};
+    struct sim_network *net = nic->host->node.net;
+    uint8_t *b = net->rx_bytes;
+    uint32_t tail = f->len - f->fill_at - f->fill_len;
+    memcpy(b, f->data, f->fill_at);
+    memcpy(b + f->fill_at + f->fill_len, f->data + f->fill_at, tail);
+    *st = rdma_decode(&headers_only, RDMA_LINKTYPE_ETHERNET, b, f->len, f->len, pkt);
+    if (*st != RDMA_OK)
+        return true;
+    bool plain = (pkt->present & RDMA_HDR_IP) || ((pkt->present & RDMA_HDR_IPV6) && pkt->ipv6.nxt == IP_PROTO_UDP);
+    if (!plain || pkt->proto != RDMA_PROTO_ROCEV2 || !pkt->icrc.present || pkt->payload != b + f->fill_at ||
+        pkt->payload_len != f->fill_len || nic->dcfg.rocev2_port != RDMA_ROCEV2_UDP_PORT)
+        return false;
+    size_t l3 = (size_t)(pkt->l3 - b);
+    size_t covered = f->fill_at + f->fill_len + pkt->bth.padcnt - l3; /* up to the ICRC */
+    const struct rdma_crc32_part *fill = sim__fill_crc(net, f->fill_len);
+    pkt->icrc.computed = rdma_icrc_rocev2_without(f->data + l3, covered - f->fill_len, f->fill_at - l3, fill);
+    pkt->icrc.ok = pkt->icrc.computed == pkt->icrc.value;
+    pkt->payload = net->fill;
+    pkt->captured_payload_len = pkt->payload_len;
+    if (!pkt->icrc.ok) {
+        pkt->status = RDMA_BAD_ICRC;
+        pkt->reason = "ICRC mismatch";
+        *st = RDMA_BAD_ICRC;
+    }
+    return true;
+}
+
+enum rdma_status sim__nic_decode(struct sim_nic *nic, unsigned linktype, const struct sim_frame *f,
+                                 struct rdma_pkt *pkt)
 {
     struct sim_network *net = nic->host->node.net;
-    return sim__frame_bytes(f, net->fill, net->rx_bytes, f->len);
+    enum rdma_status st;
+    if (f->fill_len && linktype == RDMA_LINKTYPE_ETHERNET && nic->dcfg.verify_crc &&
+        decode_without_fill(nic, f, pkt, &st))
+        return st;
+    const uint8_t *bytes = sim__frame_bytes(f, net->fill, net->rx_bytes, f->len);
+    return rdma_decode(&nic->dcfg, linktype, bytes, f->len, f->len, pkt);
 }
 
 #define CNP_LEN 16

@@ -129,8 +129,11 @@ struct sim_transport_ops {
  * and IB CC's in annex A10: BECN, 16 reserved bytes) for qp's peer. */
 struct sim_frame *sim__nic_encode(struct sim_nic *nic, const struct rdma_pkt *pkt, uint32_t cap,
                                   uint16_t bth_off);
-/* A received frame's bytes in one piece, to decode (net/net.h). */
-const uint8_t *sim__nic_frame_bytes(struct sim_nic *nic, const struct sim_frame *f);
+/* rdma_decode of a received frame, one that leaves out its fill (net/net.h)
+ * included: its payload is then the fill pattern, and its ICRC checked
+ * all the same. */
+enum rdma_status sim__nic_decode(struct sim_nic *nic, unsigned linktype, const struct sim_frame *f,
+                                 struct rdma_pkt *pkt);
 void sim__nic_cnp_packet(const struct sim_nic *nic, const struct sim_qp *qp, struct rdma_pkt *pkt);
 extern const struct sim_transport_ops sim__transport_rocev2;
 extern const struct sim_transport_ops sim__transport_ib; /* ib.c */

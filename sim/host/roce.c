@@ -102,7 +102,7 @@ static struct sim_frame *cnp(struct sim_nic *nic, const struct sim_qp *qp)
 
 static bool parse(struct sim_nic *nic, const struct sim_frame *f, struct rdma_pkt *pkt)
 {
-    if (rdma_decode(&nic->dcfg, RDMA_LINKTYPE_ETHERNET, sim__nic_frame_bytes(nic, f), f->len, f->len, pkt) != RDMA_OK)
+    if (sim__nic_decode(nic, RDMA_LINKTYPE_ETHERNET, f, pkt) != RDMA_OK)
         return false;
     if (pkt->proto != RDMA_PROTO_ROCEV2 || !pkt->op || !pkt->op->name ||
         !((pkt->op->transport == RDMA_TRANSPORT_RC &&

@@ -136,6 +136,14 @@ struct sim_frame *sim__frame_whole(struct sim_frame_pool *pool, struct sim_frame
     return w;
 }
 
+const struct rdma_crc32_part *sim__fill_crc(struct sim_network *net, uint32_t len)
+{
+    struct rdma_crc32_part *part = &net->fill_crc[len % SIM_FILL_CRC_SLOTS];
+    if (part->len != len || !part->times[0][1]) /* x^(8 len) is never 0 once computed */
+        rdma_crc32_part_init(part, net->fill, len);
+    return part;
+}
+
 void sim__frame_free(struct sim_frame_pool *pool, struct sim_frame *f)
 {
     f->next = pool->free[f->cls];

@@ -21,6 +21,7 @@
 #include "config/wire.h"
 #include "engine/timer.h"
 #include "engine/engine.h"
+#include "rdma_codec.h"
 
 /* The most payload a packet carries: the largest path MTU. */
 #define SIM_MAX_PAYLOAD 4096
@@ -102,6 +103,12 @@ const uint8_t *sim__frame_bytes(const struct sim_frame *f, const uint8_t *fill, 
 /* The frame with every byte held (a bit error is about to change one of
  * its fill's): f itself, or a copy that replaces it (f is freed). */
 struct sim_frame *sim__frame_whole(struct sim_frame_pool *pool, struct sim_frame *f, const uint8_t *fill);
+/* The CRC-32 of the fill pattern's first len bytes. Lengths share a slot
+ * by len mod SIM_FILL_CRC_SLOTS: a run carries full MTU-sized payloads
+ * and the last packet of each message size, a handful of lengths. */
+#define SIM_FILL_CRC_SLOTS 64
+struct sim_network;
+const struct rdma_crc32_part *sim__fill_crc(struct sim_network *net, uint32_t len);
 
 /* ---- ports and links ---------------------------------------------------- */
 struct sim_port_stats {
@@ -417,6 +424,10 @@ struct sim_network {
     /* The payload of frames with payload: none, one copy for every NIC so
      * that it stays in cache: byte i is i mod 256. */
     uint8_t fill[SIM_MAX_PAYLOAD];
+    /* CRC-32s of the fill's first n bytes, cached by n (sim__fill_crc):
+     * a frame that leaves out its fill has its ICRC computed and checked
+     * from its headers and these, never from the pattern again. */
+    struct rdma_crc32_part fill_crc[SIM_FILL_CRC_SLOTS];
     /* Where a receiving node assembles a frame that leaves out its fill
      * (sim__frame_bytes), to decode it: one at a time, as nodes receive
      * one frame at a time. */
