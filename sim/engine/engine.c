@@ -15,14 +15,17 @@
  * window that starts at the current slot, where inserting and removing
  * cost O(1), and a 4-ary heap for everything later (timeouts, posted
  * work). A slot is an unordered list until its turn comes: then its events
- * move into a small heap of their own (`cur`), where the events scheduled
- * into that slot meanwhile go too. Keys within one picosecond come in no
- * particular order (synchronised flows schedule hundreds of events for the
- * same time), so a slot kept sorted on insertion would cost a walk of the
- * list per event. A bitmap finds the next slot in use. The earliest event
- * is the earlier of the current slot's first and the heap's top; an event
- * for a slot before the current one (scheduled by an event from the heap)
- * goes to the heap.
+ * are sorted at once into an array (`cur`) that is read in order, and the
+ * events scheduled into that slot meanwhile go to a small heap of their
+ * own (`late`). Keys within one picosecond come in no particular order
+ * (synchronised flows schedule hundreds of events for the same time, and
+ * the turn is a hash), so a slot kept sorted on insertion would cost a
+ * walk of the list per event, and a heap a mispredicted branch per level
+ * per event; a radix sort on the time within the slot and the turn costs
+ * a few passes without a branch. A bitmap finds the next slot in use.
+ * The earliest event is the earliest of the slot's next, the late heap's
+ * top and the far heap's top; an event for a slot before the current one
+ * (scheduled by an event from the far heap) goes to the far heap.
  *
  *   now
  *    |  slot = time >> SLOT_SHIFT                       later: heap
@@ -37,6 +40,7 @@
 
 #define WHEEL_SLOTS 4096
 #define SLOT_SHIFT 9 /* 512 ps: a window of 2.1 us */
+#define DIGITS 4     /* of a slot's radix sort: the turn's three bytes, then the time within the slot */
 #define NIL UINT32_MAX
 
 struct wnode {
@@ -61,9 +65,13 @@ struct sim {
     uint64_t nwheel;
     uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
     uint64_t used[WHEEL_SLOTS / 64];
-    /* the slot whose turn it is (time >> SLOT_SHIFT), as a heap */
-    struct sim_event *cur;
-    size_t ncur, capcur;
+    /* the slot whose turn it is (time >> SLOT_SHIFT): sorted, read from
+     * cur_at; what was scheduled into it since, a heap; sort's scratch */
+    struct sim_event *cur, *sorting;
+    size_t ncur, cur_at, capcur;
+    struct sim_event *late;
+    size_t nlate, caplate;
+    uint32_t digit_count[DIGITS][1u << SLOT_SHIFT]; /* sort_slot's: by digit, then value */
     uint64_t cur_slot;
     bool cur_on;
     /* the heap */
@@ -109,13 +117,18 @@ void sim_destroy(struct sim *sim)
     free(sim->is_remote);
     free(sim->nodes);
     free(sim->cur);
+    free(sim->sorting);
+    free(sim->late);
     free(sim->heap);
     free(sim);
 }
 
 uint64_t sim_seed(const struct sim *sim) { return sim->seed; }
 sim_time_t sim_now(const struct sim *sim) { return sim->now; }
-uint64_t sim_events_pending(const struct sim *sim) { return sim->nwheel + sim->ncur + sim->nheap; }
+uint64_t sim_events_pending(const struct sim *sim)
+{
+    return sim->nwheel + (sim->ncur - sim->cur_at) + sim->nlate + sim->nheap;
+}
 uint64_t sim_events_processed(const struct sim *sim) { return sim->processed; }
 void sim_stop(struct sim *sim) { sim->stopped = true; }
 
@@ -245,18 +258,87 @@ static void heap_pop(struct heap q)
 }
 
 static struct heap far_heap(struct sim *sim) { return (struct heap){&sim->heap, &sim->nheap, &sim->capheap}; }
-static struct heap cur_heap(struct sim *sim) { return (struct heap){&sim->cur, &sim->ncur, &sim->capcur}; }
+static struct heap late_heap(struct sim *sim) { return (struct heap){&sim->late, &sim->nlate, &sim->caplate}; }
 
-/* The next slot in use becomes the current one: its list into cur. */
+/* ---- sorting a slot --------------------------------------------------------- */
+/* Events in one slot differ in time only in its low SLOT_SHIFT bits; with
+ * the turn above them they make the radix key. Equal radix keys (one
+ * source's events for the same picosecond) are left in list order and
+ * put right by the insertion pass that ends the sort. */
+#define TURN_SHIFT (SIM_KEY_SEQ_BITS + 8)
+#define SMALL 24 /* fewer events than this: insertion sort alone */
+
+static inline uint32_t digit(const struct sim_event *ev, unsigned d)
+{
+    if (d < 3)
+        return (uint32_t)(ev->key >> (TURN_SHIFT + 8 * d)) & 0xff;
+    return (uint32_t)ev->time & ((1u << SLOT_SHIFT) - 1);
+}
+
+static void insertion_sort(struct sim_event *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (!before(&a[i], &a[i - 1]))
+            continue;
+        struct sim_event x = a[i];
+        size_t j = i;
+        for (; j > 0 && before(&x, &a[j - 1]); j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* Least significant digit first, each pass stable; a digit every event
+ * shares (often the time: hundreds of events at one picosecond) is
+ * skipped. Leaves the sorted events in sim->cur. */
+static void sort_slot(struct sim *sim)
+{
+    size_t n = sim->ncur;
+    if (n < SMALL) {
+        insertion_sort(sim->cur, n);
+        return;
+    }
+    uint32_t (*count)[1u << SLOT_SHIFT] = sim->digit_count;
+    memset(count, 0, sizeof sim->digit_count);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned d = 0; d < DIGITS; d++)
+            count[d][digit(&sim->cur[i], d)]++;
+    struct sim_event *from = sim->cur, *to = sim->sorting;
+    for (unsigned d = 0; d < DIGITS; d++) {
+        if (count[d][digit(&from[0], d)] == n)
+            continue;
+        uint32_t at = 0;
+        for (size_t b = 0; b < (d < 3 ? 256u : 1u << SLOT_SHIFT); b++) {
+            uint32_t c = count[d][b];
+            count[d][b] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[count[d][digit(&from[i], d)]++] = from[i];
+        struct sim_event *t = from;
+        from = to;
+        to = t;
+    }
+    sim->cur = from;
+    sim->sorting = to;
+    insertion_sort(sim->cur, n);
+}
+
+/* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
 {
     uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
     uint32_t n = sim->head[s];
     sim->cur_slot = sim->nodes[n].ev.time >> SLOT_SHIFT;
     sim->cur_on = true;
+    sim->ncur = sim->cur_at = 0;
     while (n != NIL) {
         uint32_t next = sim->nodes[n].next;
-        heap_push(cur_heap(sim), &sim->nodes[n].ev);
+        if (sim->ncur == sim->capcur) {
+            SIM_GROW(sim->cur, sim->capcur, sim->ncur);
+            sim->sorting = sim__xrealloc(sim->sorting, sim->capcur * sizeof *sim->sorting);
+        }
+        sim->cur[sim->ncur++] = sim->nodes[n].ev;
         sim->nodes[n].next = sim->free_node;
         sim->free_node = n;
         sim->nwheel--;
@@ -264,13 +346,14 @@ static void load_slot(struct sim *sim)
     }
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
+    sort_slot(sim);
 }
 
 static void queue(struct sim *sim, const struct sim_event *ev)
 {
     uint64_t slot = ev->time >> SLOT_SHIFT;
     if (sim->cur_on && slot == sim->cur_slot)
-        heap_push(cur_heap(sim), ev);
+        heap_push(late_heap(sim), ev);
     else if ((!sim->cur_on || slot > sim->cur_slot) && slot - (sim->now >> SLOT_SHIFT) < WHEEL_SLOTS)
         wheel_insert(sim, ev);
     else
@@ -350,9 +433,12 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
 /* Take the earliest event into *ev unless it lies after (until, until_key). */
 static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct sim_event *ev)
 {
-    if (!sim->ncur && sim->nwheel)
+    if (sim->cur_at == sim->ncur && !sim->nlate && sim->nwheel)
         load_slot(sim);
-    const struct sim_event *w = sim->ncur ? &sim->cur[0] : NULL;
+    const struct sim_event *w = sim->cur_at < sim->ncur ? &sim->cur[sim->cur_at] : NULL;
+    bool late = sim->nlate && (!w || before(&sim->late[0], w));
+    if (late)
+        w = &sim->late[0];
     if (sim->nheap && (!w || before(&sim->heap[0], w))) {
         if (!within(&sim->heap[0], until, until_key))
             return false;
@@ -363,12 +449,14 @@ static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct s
     if (!w || !within(w, until, until_key))
         return false;
     *ev = *w;
-    heap_pop(cur_heap(sim));
-    /* the slot's next event is likely the next to fire, and its component
-     * and frame cold: start fetching them while this one is handled */
-    if (sim->ncur) {
-        __builtin_prefetch(sim->cur[0].target);
-        __builtin_prefetch(sim->cur[0].ptr);
+    if (late) {
+        heap_pop(late_heap(sim));
+    } else if (++sim->cur_at < sim->ncur) {
+        /* the slot's next event is likely the next to fire, and its
+         * component and frame cold: start fetching them while this one is
+         * handled */
+        __builtin_prefetch(sim->cur[sim->cur_at].target);
+        __builtin_prefetch(sim->cur[sim->cur_at].ptr);
     }
     return true;
 }
