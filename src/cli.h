@@ -32,6 +32,11 @@ int cli_bad_option(const char *cmd, int c, int opt, char **argv, int index);
  * format); returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An option that stands for a --set (--seed N is --set seed=N): the
+ * text "KEY=VALUE", allocated, replacing and freeing *text; false when
+ * out of memory. */
+bool cli_set_text(char **text, const char *key, const char *value);
+
 int cmd_decode(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sim(int argc, char **argv);

@@ -1,7 +1,9 @@
 /* usage.c - the one line a subcommand prints for a command line it cannot
- * take, pointing at its --help instead of printing the whole text. */
+ * take, pointing at its --help instead of printing the whole text; and the
+ * --set an option stands for. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -27,4 +29,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "; see 'rdmasim %s --help'\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
+}
+
+bool cli_set_text(char **text, const char *key, const char *value)
+{
+    size_t n = strlen(key) + 1 + strlen(value) + 1;
+    free(*text);
+    *text = malloc(n);
+    if (!*text)
+        return false;
+    snprintf(*text, n, "%s=%s", key, value);
+    return true;
 }

@@ -201,11 +201,8 @@ int cmd_compare(int argc, char **argv)
             out = optarg;
             break;
         case 's':
-            free(seed_set);
-            seed_set = malloc(strlen(optarg) + 6);
-            if (!seed_set)
+            if (!cli_set_text(&seed_set, "seed", optarg))
                 return EXIT_USAGE;
-            sprintf(seed_set, "seed=%s", optarg);
             break;
         case 'S':
             if (nsets == sizeof sets / sizeof sets[0] - 1) {

@@ -262,21 +262,15 @@ int cmd_sim(int argc, char **argv)
             out = optarg;
             break;
         case 's':
-            free(seed_set);
-            seed_set = malloc(strlen(optarg) + 6);
-            if (!seed_set)
+            if (!cli_set_text(&seed_set, "seed", optarg))
                 goto done;
-            sprintf(seed_set, "seed=%s", optarg);
             break;
         case 'S':
             sets[nsets++] = optarg;
             break;
         case 'm':
-            free(memory_set);
-            memory_set = malloc(strlen(optarg) + 12);
-            if (!memory_set)
+            if (!cli_set_text(&memory_set, "max_memory", optarg))
                 goto done;
-            sprintf(memory_set, "max_memory=%s", optarg);
             break;
         case 'c':
             check = true;
