@@ -13,8 +13,14 @@
  *   gradient <= 0:      R += N delta, N = 5 after five such round trips
  *                       in a row (hyperactive increase), else 1
  *   otherwise:          R *= 1 - beta gradient
- * R stays between min_rate and line rate; the NIC paces the queue pair at
- * R. Nothing travels on the wire for it beyond the ACKs themselves.
+ * No update cuts R below half of what it was: the authors' published code
+ * (Mittal, timely-code-snippet.cc: "decrease in rate capped by 0.5 times
+ * the old rate") bounds the cut the printed algorithm leaves unbounded;
+ * without it a gradient above 1 / beta asks for a rate below zero, and a
+ * sender at min_rate climbs back by delta per round trip. HPCC's ns-3
+ * clamps that cut to min_rate instead. R stays between min_rate and line
+ * rate; the NIC paces the queue pair at R. Nothing travels on the wire
+ * for it beyond the ACKs themselves.
  */
 #include "engine/util.h"
 #include "host/nic.h"
@@ -54,6 +60,7 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn)
     cc->last_rtt = rtt;
     cc->rtt_diff = (1 - t->alpha) * cc->rtt_diff + t->alpha * new_diff;
     double gradient = cc->rtt_diff / (double)t->min_rtt;
+    double before = cc->rc;
     if (rtt < t->t_low) {
         cc->rc += (double)t->rai;
         cc->stage = 0;
@@ -69,6 +76,8 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn)
         cc->stage = 0;
         cc->cuts++;
     }
+    if (cc->rc < before / 2)
+        cc->rc = before / 2;
     if (cc->rc < (double)t->min_rate)
         cc->rc = (double)t->min_rate;
     if (cc->rc > line)
