@@ -222,12 +222,13 @@ class Timely(unittest.TestCase):
                     self.assertGreater(s["fabric"]["rate_cuts"], 0)
 
     def test_a_cut_takes_at_most_half_the_rate(self):
-        """Eight senders at line rate: the queue grows by 7 x 100 Gb/s, the
-        RTT by seven base RTTs (over 30 us) per round trip, and the gradient
-        rule asks for 1 - 0.8 x 0.875 x 30 us / 20 us, below zero. The
-        authors' code caps the cut at half the rate: the first rate each
-        sender falls to is 50 Gb/s exactly, and the next 25 (HPCC's ns-3
-        drops to min_rate, 100 Mb/s)."""
+        """Eight senders at line rate: the queue grows at 7 x 100 Gb/s, so
+        between two updates, a round trip apart, the RTT rises by seven
+        times that round trip. Once it passes T_low the gradient rule asks
+        for 1 - beta x gradient, below zero when the smoothed rise exceeds
+        min_rtt / beta = 25 us. The authors' code caps the cut at half the
+        rate: the first rate each sender falls to is 50 Gb/s exactly, and
+        the next 25 (HPCC's ns-3 drops to min_rate, 100 Mb/s)."""
         with tempfile.TemporaryDirectory() as tmp:
             out = self.run_flows(tmp, 8, stop="300us")
             for i in range(8):
