@@ -94,7 +94,7 @@ struct cfg_timely {
     double beta;             /* multiplicative decrease factor */
     sim_time_t t_low, t_high; /* RTT thresholds */
     sim_time_t min_rtt;      /* normalizes the gradient */
-    uint64_t rai;            /* additive increase (delta) */
+    uint64_t rai;            /* additive increase (delta); 0: 0.1% of the link rate */
     uint64_t min_rate;
     struct cfg_pos min_rate_pos; /* when set in the file */
 };

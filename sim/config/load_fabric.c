@@ -64,14 +64,14 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .min_rate = 100 * 1000 * 1000,
         },
         /* TIMELY's paper (section 5): alpha 0.875, beta 0.8, T_low 50 us,
-         * T_high 500 us, minimum RTT 20 us, delta 10 Mb/s */
+         * T_high 500 us, minimum RTT 20 us; delta from the link's rate
+         * (rai 0, cc/timely.c): the paper's 10 Mb/s at 10 Gb/s */
         .timely = {
             .alpha = 0.875,
             .beta = 0.8,
             .t_low = 50 * SIM_US,
             .t_high = 500 * SIM_US,
             .min_rtt = 20 * SIM_US,
-            .rai = 10 * 1000 * 1000,
             .min_rate = 100 * 1000 * 1000,
         },
         /* HPCC's paper (section 3.3): eta 95%, maxStage 5; W_AI from the

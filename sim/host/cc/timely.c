@@ -13,8 +13,20 @@
  *   gradient <= 0:      R += N delta, N = 5 after five such round trips
  *                       in a row (hyperactive increase), else 1
  *   otherwise:          R *= 1 - beta gradient
- * R stays between min_rate and line rate; the NIC paces the queue pair at
- * R. Nothing travels on the wire for it beyond the ACKs themselves.
+ * No update cuts R below half of what it was: the authors' published code
+ * (Mittal, timely-code-snippet.cc: "decrease in rate capped by 0.5 times
+ * the old rate") bounds the cut the printed algorithm leaves unbounded;
+ * without it a gradient above 1 / beta asks for a rate below zero, and a
+ * sender at min_rate climbs back by delta per round trip. HPCC's ns-3
+ * clamps that cut to min_rate instead. R stays between min_rate and line
+ * rate; the NIC paces the queue pair at R. Nothing travels on the wire
+ * for it beyond the ACKs themselves.
+ *
+ * delta defaults to 0.1% of the line rate: the paper's 10 Mb/s at 10 Gb/s
+ * (the authors' code: "10Mbps for 10Gbps line rate"), 100 Mb/s at 100 Gb/s
+ * as HPCC's ns-3 run.py sets it (RATE_AI 10 x bw/10 Mb/s). A fixed 10 Mb/s
+ * at 100 Gb/s leaves a link a flow has left idle for tens of milliseconds:
+ * below T_low a sender climbs by delta per round trip.
  */
 #include "engine/util.h"
 #include "host/nic.h"
@@ -54,8 +66,9 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn)
     cc->last_rtt = rtt;
     cc->rtt_diff = (1 - t->alpha) * cc->rtt_diff + t->alpha * new_diff;
     double gradient = cc->rtt_diff / (double)t->min_rtt;
+    double delta = t->rai ? (double)t->rai : line / 1000, before = cc->rc;
     if (rtt < t->t_low) {
-        cc->rc += (double)t->rai;
+        cc->rc += delta;
         cc->stage = 0;
     } else if (rtt > t->t_high) {
         cc->rc *= 1 - t->beta * (1 - (double)t->t_high / (double)rtt);
@@ -63,12 +76,14 @@ void sim__timely_ack(struct sim_qp *qp, uint32_t psn)
         cc->cuts++;
     } else if (gradient <= 0) {
         cc->stage++;
-        cc->rc += (cc->stage >= 5 ? 5 : 1) * (double)t->rai;
+        cc->rc += (cc->stage >= 5 ? 5 : 1) * delta;
     } else {
         cc->rc *= 1 - t->beta * gradient;
         cc->stage = 0;
         cc->cuts++;
     }
+    if (cc->rc < before / 2)
+        cc->rc = before / 2;
     if (cc->rc < (double)t->min_rate)
         cc->rc = (double)t->min_rate;
     if (cc->rc > line)
