@@ -262,11 +262,13 @@ static struct heap late_heap(struct sim *sim) { return (struct heap){&sim->late,
 
 /* ---- sorting a slot --------------------------------------------------------- */
 /* Events in one slot differ in time only in its low SLOT_SHIFT bits; with
- * the turn above them they make the radix key. Equal radix keys (one
- * source's events for the same picosecond) are left in list order and
- * put right by the insertion pass that ends the sort. */
+ * the turn and the source's count below them they make a sort key that
+ * orders them as `before` does, except among events whose keys agree on
+ * those bits (one source's events for the same picosecond whose counts
+ * differ only in their low bits): the sort leaves those in list order,
+ * and an insertion pass with `before` puts them right at the end. */
 #define TURN_SHIFT (SIM_KEY_SEQ_BITS + 8)
-#define SMALL 24 /* fewer events than this: insertion sort alone */
+#define SHORT_SLOT 128 /* fewer events than this: keys sorted by insertion */
 
 static inline uint32_t digit(const struct sim_event *ev, unsigned d)
 {
@@ -288,40 +290,82 @@ static void insertion_sort(struct sim_event *a, size_t n)
     }
 }
 
+/* A short slot: 64-bit keys, the time within the slot (9 bits), the turn
+ * (24) and the top 24 bits of the source's count, over the event's place
+ * in the list (7 bits), sorted by insertion: a few hundred integer
+ * comparisons, where a radix sort would clear and sum its counts. */
+static void sort_short(struct sim *sim, struct sim_event **from, struct sim_event **to)
+{
+    uint64_t keys[SHORT_SLOT];
+    size_t n = sim->ncur;
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_event *ev = &(*from)[i];
+        uint64_t seq = ev->key >> 8 & UINT32_MAX;
+        keys[i] = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 55 | (ev->key >> TURN_SHIFT) << 31 |
+                  (seq >> 8) << 7 | i;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t k = keys[i];
+        size_t j = i;
+        for (; j > 0 && keys[j - 1] > k; j--)
+            keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
+    for (size_t i = 0; i < n; i++)
+        (*to)[i] = (*from)[keys[i] & (SHORT_SLOT - 1)];
+    struct sim_event *t = *from;
+    *from = *to;
+    *to = t;
+}
+
 /* Least significant digit first, each pass stable; a digit every event
  * shares (often the time: hundreds of events at one picosecond) is
- * skipped. Leaves the sorted events in sim->cur. */
-static void sort_slot(struct sim *sim)
+ * neither counted nor moved. */
+static void sort_long(struct sim *sim, struct sim_event **from, struct sim_event **to)
 {
     size_t n = sim->ncur;
-    if (n < SMALL) {
-        insertion_sort(sim->cur, n);
-        return;
+    /* the bits some events have and others not: the time within the slot
+     * over the turn, as the digits lie */
+    uint64_t any = 0, all = ~UINT64_C(0);
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_event *ev = &(*from)[i];
+        uint64_t bits = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 24 | ev->key >> TURN_SHIFT;
+        any |= bits;
+        all &= bits;
     }
-    uint32_t (*count)[1u << SLOT_SHIFT] = sim->digit_count;
-    memset(count, 0, sizeof sim->digit_count);
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < DIGITS; d++)
-            count[d][digit(&sim->cur[i], d)]++;
-    struct sim_event *from = sim->cur, *to = sim->sorting;
     for (unsigned d = 0; d < DIGITS; d++) {
-        if (count[d][digit(&from[0], d)] == n)
+        if (!((any ^ all) >> 8 * d & (d < 3 ? 0xff : (1u << SLOT_SHIFT) - 1)))
             continue;
+        uint32_t *count = sim->digit_count[d];
+        uint32_t buckets = d < 3 ? 256u : 1u << SLOT_SHIFT;
+        memset(count, 0, buckets * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[digit(&(*from)[i], d)]++;
         uint32_t at = 0;
-        for (size_t b = 0; b < (d < 3 ? 256u : 1u << SLOT_SHIFT); b++) {
-            uint32_t c = count[d][b];
-            count[d][b] = at;
+        for (size_t b = 0; b < buckets; b++) {
+            uint32_t c = count[b];
+            count[b] = at;
             at += c;
         }
         for (size_t i = 0; i < n; i++)
-            to[count[d][digit(&from[i], d)]++] = from[i];
-        struct sim_event *t = from;
-        from = to;
-        to = t;
+            (*to)[count[digit(&(*from)[i], d)]++] = (*from)[i];
+        struct sim_event *t = *from;
+        *from = *to;
+        *to = t;
     }
+}
+
+/* Leaves the slot's events sorted in sim->cur. */
+static void sort_slot(struct sim *sim)
+{
+    struct sim_event *from = sim->cur, *to = sim->sorting;
+    if (sim->ncur < SHORT_SLOT)
+        sort_short(sim, &from, &to);
+    else
+        sort_long(sim, &from, &to);
     sim->cur = from;
     sim->sorting = to;
-    insertion_sort(sim->cur, n);
+    insertion_sort(sim->cur, sim->ncur);
 }
 
 /* The next slot in use becomes the current one: its list into cur, sorted. */

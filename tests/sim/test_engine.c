@@ -198,6 +198,76 @@ START_TEST(near_and_far_events_fire_in_order)
 }
 END_TEST
 
+/* Many sources, their events scheduled as the run starts: slots of a
+ * few events and of hundreds, times spread inside a slot and at its
+ * edges, and one source's several events at one time. The engine sorts a
+ * slot by a shortened key and puts the rest right after; what fires must
+ * be in (time, key, target) order exactly. */
+#define SOURCES 400
+#define PER_SOURCE 6
+
+struct fired {
+    sim_time_t time;
+    uint64_t key;
+    uint32_t target;
+};
+
+struct source {
+    struct sim_component comp;
+    struct source *all; /* the SOURCES of them */
+    struct fired *log;
+    size_t *nlog;
+};
+
+static void source_init(struct sim_component *c)
+{
+    struct source *s = (struct source *)c;
+    static const sim_time_t times[] = {0, 0, 1, 300, 511, 512, 513, 4096, 4096, 9000, 2 * SIM_US + 7, SIM_MS};
+    for (int i = 0; i < PER_SOURCE; i++) {
+        sim_time_t t = times[sim_rng_below(&c->rng, sizeof times / sizeof times[0])];
+        /* the first sources keep the later times to themselves: some slots stay short */
+        if (c->id < 8)
+            t += 50 * SIM_US;
+        struct source *to = &s->all[sim_rng_below(&c->rng, c->id < 8 ? 8 : SOURCES)];
+        sim_schedule(c->sim, t, &to->comp, EV_RECORD, NULL);
+    }
+}
+
+static void source_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct source *s = (struct source *)c;
+    s->log[(*s->nlog)++] = (struct fired){ev->time, ev->key, c->id};
+}
+
+static const struct sim_component_ops source_ops = {.type = "source", .init = source_init, .handle = source_handle};
+
+START_TEST(many_sources_fire_in_key_order)
+{
+    struct sim *sim = sim_create(5);
+    static struct source all[SOURCES];
+    static struct fired log[SOURCES * PER_SOURCE];
+    size_t nlog = 0;
+    char names[SOURCES][8];
+    for (int i = 0; i < SOURCES; i++) {
+        snprintf(names[i], sizeof names[i], "s%d", i);
+        all[i] = (struct source){.all = all, .log = log, .nlog = &nlog};
+        sim_component_add(sim, &all[i].comp, &source_ops, names[i]);
+    }
+    sim_run(sim, SIM_TIME_NEVER);
+    ck_assert_uint_eq(nlog, SOURCES * PER_SOURCE);
+    size_t disorder = 0, first = 0;
+    for (size_t k = 1; k < nlog; k++) {
+        const struct fired *a = &log[k - 1], *b = &log[k];
+        bool ordered = a->time < b->time ||
+                       (a->time == b->time && (a->key < b->key || (a->key == b->key && a->target <= b->target)));
+        if (!ordered && !disorder++)
+            first = k;
+    }
+    ck_assert_msg(disorder == 0, "%zu events out of (time, key, target) order, the first the %zuth", disorder, first);
+    sim_destroy(sim);
+}
+END_TEST
+
 START_TEST(run_stops_at_the_horizon_and_resumes)
 {
     struct sim *sim = sim_create(1);
@@ -499,6 +569,7 @@ static Suite *suite(void)
     tcase_add_test(t, equal_times_fire_in_schedule_order);
     tcase_add_test(t, events_a_component_schedules_now_fire_after_its_own_already_due);
     tcase_add_test(t, near_and_far_events_fire_in_order);
+    tcase_add_test(t, many_sources_fire_in_key_order);
     tcase_add_test(t, run_stops_at_the_horizon_and_resumes);
     tcase_add_test(t, teardown_with_pending_events_runs_fini_and_frees_them);
     tcase_add_test(t, two_simulations_in_one_process_are_independent);
