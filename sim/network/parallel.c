@@ -486,9 +486,83 @@ static void merge_rows(struct sim_network *net, void **rows, size_t *n, size_t *
     free(cnt);
 }
 
+/* The PFC log: each rank's rows are in the order its events fired, and
+ * the rows of one event are on one rank, so merging the runs by the
+ * (time, key) of their events gives the sequential run's order. */
+static int cmp_pfc(const struct sim_pfc_row *x, const struct sim_pfc_row *y)
+{
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void merge_pfc(struct sim_network *net)
+{
+    struct sim_monitor *mon = net->monitor;
+    struct sim_split *s = net->split;
+    struct buf b = {0};
+    if (sim__spill_read_all(&mon->spill_pfc, mon->pfc, mon->npfc, sizeof *mon->pfc, &b.p, &b.n)) {
+        fprintf(stderr, "rdmasim: the PFC log could not be read back\n");
+        MPI_Abort(MPI_COMM_WORLD, 74);
+    }
+    int *cnt;
+    size_t total;
+    uint8_t *all = gather(s, &b, &cnt, &total);
+    if (s->rank == 0) {
+        size_t n = total / sizeof *mon->pfc, *at = sim__xcalloc(s->nranks, sizeof *at);
+        struct sim_pfc_row *rows = sim__xmalloc((n ? n : 1) * sizeof *rows);
+        for (size_t i = 0; i < n; i++) {
+            const struct sim_pfc_row *best = NULL;
+            unsigned from = 0;
+            for (unsigned r = 0; r < s->nranks; r++) {
+                if (at[r] * sizeof *rows >= (size_t)cnt[r])
+                    continue;
+                const struct sim_pfc_row *x = (const struct sim_pfc_row *)(all + cnt[s->nranks + r]) + at[r];
+                if (!best || cmp_pfc(x, best) < 0)
+                    best = x, from = r;
+            }
+            memcpy(&rows[i], best, sizeof *rows);
+            at[from]++;
+        }
+        free(at);
+        free(mon->pfc);
+        mon->pfc = rows;
+        mon->npfc = mon->cappfc = n;
+    }
+    free(all);
+    free(cnt);
+}
+
+/* Each rank's deadlock checks of its own switches, searched at rank 0. */
+static void merge_deadlock_views(struct sim_network *net)
+{
+    struct sim_monitor *mon = net->monitor;
+    struct sim_split *s = net->split;
+    struct buf b = {.p = (uint8_t *)mon->views->w, .n = mon->views->n * sizeof *mon->views->w};
+    *mon->views = (struct sim_deadlock_views){0};
+    int *cnt;
+    uint8_t *all = gather(s, &b, &cnt, NULL);
+    if (s->rank == 0) {
+        struct sim_deadlock_views *per = sim__xcalloc(s->nranks, sizeof *per);
+        for (unsigned r = 0; r < s->nranks; r++) {
+            per[r].n = (size_t)cnt[r] / sizeof *per[r].w;
+            per[r].w = sim__xmalloc((per[r].n ? per[r].n : 1) * sizeof *per[r].w);
+            memcpy(per[r].w, all + cnt[s->nranks + r], (size_t)cnt[r]);
+        }
+        sim__deadlock_replay(mon, per, s->nranks);
+        for (unsigned r = 0; r < s->nranks; r++)
+            free(per[r].w);
+        free(per);
+    }
+    free(all);
+    free(cnt);
+}
+
 static void merge_monitor(struct sim_network *net)
 {
     struct sim_monitor *mon = net->monitor;
+    merge_pfc(net);
+    merge_deadlock_views(net);
     merge_rows(net, (void **)&mon->qlen, &mon->nqlen, &mon->capqlen, sizeof *mon->qlen, &mon->spill_qlen,
                cmp_qlen);
     merge_rows(net, (void **)&mon->rates, &mon->nrates, &mon->caprates, sizeof *mon->rates,
@@ -652,8 +726,6 @@ static const char *refused(const struct sim_network *net)
         return "the PCIe model (pcie)";
     if (cfg->fabric.nfaults)
         return "link faults (faults)";
-    if (net->monitor->check_deadlock)
-        return "PFC (lossless switches), whose trace and deadlock search need every switch in one process";
     for (size_t i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
             return "iWARP hosts (nic.transport: iwarp)";
@@ -700,6 +772,8 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
         if (!node_here(net, net->ports[i].node->index))
             sim_component_set_remote(net->sim, &net->ports[i].comp);
     sim_set_remote(net->sim, send_frame, net);
+    /* deadlock checks keep their views of this rank's switches */
+    net->monitor->views = sim__xcalloc(1, sizeof *net->monitor->views);
     return 0;
 #endif
 }

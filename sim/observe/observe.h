@@ -39,6 +39,14 @@ struct sim_deadlock {
     uint32_t n;
 };
 
+/* What deadlock checks saw of the switches one process runs, as words: per
+ * check its time (high, low), the length of its entries, and the entries,
+ * one per vertex {vertex, n, the n ports its queue holds frames from}. */
+struct sim_deadlock_views {
+    uint32_t *w;
+    size_t n, cap;
+};
+
 /* Rows a monitor table moved out of memory: past SIM_SPILL_ROWS rows in
  * memory, they are appended to an unnamed temporary file (tmpfile(3)), and
  * read back when the CSV is written, so memory stays bounded however long
@@ -67,6 +75,7 @@ struct sim_monitor {
     uint64_t *last_bytes;   /* per queue pair side: bytes sent at the last sample */
     uint64_t *last_sent;    /* deadlock: per (port, class) frames sent at the last check */
     uint8_t *in_deadlock;   /* per (port, class): part of a deadlock already reported */
+    struct sim_deadlock_views *views; /* a split run: checks kept, searched after the run */
     bool check_deadlock;    /* some switch runs PFC */
     uint64_t fired;         /* its events */
 };
@@ -81,6 +90,9 @@ void sim__monitor_create(struct sim_network *net);
 void sim__monitor_destroy(struct sim_network *net);
 /* deadlock.c: look for a cycle of paused, stalled switch queues. */
 void sim__deadlock_check(struct sim_monitor *mon);
+/* Search, at rank 0 after a split run, the checks every rank kept of its
+ * own switches (mon->views), as one process would have during the run. */
+void sim__deadlock_replay(struct sim_monitor *mon, const struct sim_deadlock_views *per_rank, unsigned nranks);
 
 /* Outputs (fabric_csv.c): pfc.csv, qlen.csv, rates.csv, and the fabric's
  * parts of summary.json. */
