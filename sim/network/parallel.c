@@ -353,6 +353,14 @@ static void collect_state(struct sim_network *net)
                 if (qp->cc)
                     put(&b, &qp->cc->cuts, sizeof qp->cc->cuts);
             }
+    /* a frame lost on a link that went down under it is counted at the
+     * sending port by the receiving one (net/port.c), maybe on another
+     * rank: those counts are added to the owner's */
+    uint64_t *lost = sim__xcalloc(net->nports + 1, sizeof *lost);
+    for (size_t i = 0; i < net->nports; i++)
+        if (!node_here(net, net->ports[i].node->index))
+            lost[i] = net->ports[i].st.lost;
+    MPI_Reduce(s->rank ? lost : MPI_IN_PLACE, lost, (int)net->nports, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     int *cnt;
     uint8_t *all = gather(s, &b, &cnt, NULL);
     if (s->rank == 0) {
@@ -375,7 +383,10 @@ static void collect_state(struct sim_network *net)
                     }
 #undef TAKE
         }
+        for (size_t i = 0; i < net->nports; i++)
+            net->ports[i].st.lost += lost[i];
     }
+    free(lost);
     free(all);
     free(cnt);
 }
@@ -567,9 +578,9 @@ static void merge_monitor(struct sim_network *net)
                cmp_qlen);
     merge_rows(net, (void **)&mon->rates, &mon->nrates, &mon->caprates, sizeof *mon->rates,
                &mon->spill_rates, cmp_rate);
-    /* the monitor ran on every rank: its events count once */
+    /* the monitor and the faults ran on every rank: their events count once */
     struct sim_split *s = net->split;
-    uint64_t events = sim_events_processed(net->sim) - (s->rank ? mon->fired : 0);
+    uint64_t events = sim_events_processed(net->sim) - (s->rank ? mon->fired + sim__faults_fired(net) : 0);
     s->stats->rank[s->rank].events = events;
     uint64_t *per = sim__xcalloc(s->nranks, sizeof *per);
     MPI_Allgather(&events, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -724,8 +735,6 @@ static const char *refused(const struct sim_network *net)
     const struct sim_config *cfg = net->cfg;
     if (cfg->pcie && cfg->pcie->model)
         return "the PCIe model (pcie)";
-    if (cfg->fabric.nfaults)
-        return "link faults (faults)";
     for (size_t i = 0; i < cfg->nnodes; i++)
         if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
             return "iWARP hosts (nic.transport: iwarp)";
