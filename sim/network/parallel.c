@@ -41,6 +41,7 @@
 #include "config/cfg_pcie.h"
 #include "engine/util.h"
 #include "host/cc/cc.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 #include "network/network.h"
 #include "observe/observe.h"
@@ -352,6 +353,15 @@ static void collect_state(struct sim_network *net)
                 put(&b, &qp->st, sizeof qp->st);
                 if (qp->cc)
                     put(&b, &qp->cc->cuts, sizeof qp->cc->cuts);
+                if (qp->iw) { /* what summary.json says of its TCP connection */
+                    const struct sim_tcp *t = &qp->iw->tcp;
+                    put(&b, &t->st, sizeof t->st);
+                    put(&b, &t->state, sizeof t->state);
+                    put(&b, &t->mss, sizeof t->mss);
+                    put(&b, &t->cc.cwnd, sizeof t->cc.cwnd);
+                    put(&b, &t->srtt, sizeof t->srtt);
+                    put(&b, &t->rto, sizeof t->rto);
+                }
             }
     /* a frame lost on a link that went down under it is counted at the
      * sending port by the receiving one (net/port.c), maybe on another
@@ -380,6 +390,15 @@ static void collect_state(struct sim_network *net)
                         TAKE(qp->st);
                         if (qp->cc)
                             TAKE(qp->cc->cuts);
+                        if (qp->iw) {
+                            struct sim_tcp *t = &qp->iw->tcp;
+                            TAKE(t->st);
+                            TAKE(t->state);
+                            TAKE(t->mss);
+                            TAKE(t->cc.cwnd);
+                            TAKE(t->srtt);
+                            TAKE(t->rto);
+                        }
                     }
 #undef TAKE
         }
@@ -735,9 +754,6 @@ static const char *refused(const struct sim_network *net)
     const struct sim_config *cfg = net->cfg;
     if (cfg->pcie && cfg->pcie->model)
         return "the PCIe model (pcie)";
-    for (size_t i = 0; i < cfg->nnodes; i++)
-        if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
-            return "iWARP hosts (nic.transport: iwarp)";
     return NULL;
 }
 #endif
