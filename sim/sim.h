@@ -126,8 +126,7 @@ bool sim_parallel_agree(unsigned nranks, bool ok);
  * part and exchanges frames on cut links with the other ranks; rank 0
  * gathers what the outputs need and alone writes them (sim_network_write
  * writes nothing on the others). Every rank builds the same network
- * first. -1 with a message in err: a cut link without delay, or a feature
- * a split run does not take. */
+ * first. -1 with a message in err: a cut link without delay. */
 int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err,
                       size_t errcap);
 unsigned sim_network_rank(const struct sim_network *net);

@@ -45,6 +45,7 @@
 #include "host/nic.h"
 #include "network/network.h"
 #include "observe/observe.h"
+#include "pcie/pcie.h"
 #include "sim.h"
 
 /* How many ranks mpirun started (Open MPI, or MPICH's PMI), 1 without it. */
@@ -410,6 +411,76 @@ static void collect_state(struct sim_network *net)
     free(cnt);
 }
 
+/* The PCIe model's counters of one link direction, as the outputs read
+ * them at the end of the run. */
+struct pcie_counts {
+    uint64_t busy, tlps[PCIE_TLP_TYPES], payload, wire;
+};
+
+static void put_pcie_dir(struct buf *b, const struct pcie_dir *d, sim_time_t end)
+{
+    struct pcie_counts c = {.busy = d->busy - sim__pcie_busy_after(d, end), .payload = d->payload, .wire = d->wire};
+    memcpy(c.tlps, d->tlps, sizeof c.tlps);
+    put(b, &c, sizeof c);
+}
+
+static const uint8_t *take_pcie_dir(const uint8_t *p, struct pcie_dir *d)
+{
+    struct pcie_counts c;
+    memcpy(&c, p, sizeof c);
+    d->busy = c.busy;
+    memcpy(d->tlps, c.tlps, sizeof c.tlps);
+    d->payload = c.payload;
+    d->wire = c.wire;
+    d->lo = d->n; /* the busy time after the end is left out already */
+    return p + sizeof c;
+}
+
+static struct sim_pcie_host *pcie_of(const struct sim_network *net, uint32_t h)
+{
+    return ((struct sim_host *)net->nodes[net->host_node[h]])->nic.pcie;
+}
+
+/* The PCIe model's outputs: each host's link counters from the rank that
+ * ran it, and each message's stamps: a stamp is set by the one host that
+ * saw its step, or kept from the first of two (first_tx, which the
+ * responder of a READ sets later), and the other ranks hold
+ * SIM_TIME_NEVER, the largest time: the earliest over ranks is the
+ * sequential run's. Copies and CXL accesses are placed before the run,
+ * alike on every rank. */
+static void collect_pcie(struct sim_network *net)
+{
+    struct sim_split *s = net->split;
+    if (!net->pcie)
+        return;
+    sim_time_t end = sim_now(net->sim);
+    struct buf b = {0};
+    for (uint32_t h = 0; h < net->nhosts; h++) {
+        const struct sim_pcie_host *ph = pcie_of(net, h);
+        for (uint32_t i = 0; node_here(net, net->host_node[h]) && i < ph->nlinks; i++) {
+            put_pcie_dir(&b, &ph->links[i].up, end);
+            put_pcie_dir(&b, &ph->links[i].down, end);
+        }
+    }
+    int *cnt;
+    uint8_t *all = gather(s, &b, &cnt, NULL);
+    for (unsigned r = 1; s->rank == 0 && r < s->nranks; r++) {
+        const uint8_t *p = all + cnt[s->nranks + r];
+        for (uint32_t h = 0; h < net->nhosts; h++) {
+            struct sim_pcie_host *ph = pcie_of(net, h);
+            for (uint32_t i = 0; s->pt.node_part[net->host_node[h]] == r && i < ph->nlinks; i++) {
+                p = take_pcie_dir(p, &ph->links[i].up);
+                p = take_pcie_dir(p, &ph->links[i].down);
+            }
+        }
+    }
+    free(all);
+    free(cnt);
+    size_t words = net->nmsgs * sizeof *net->pcie->stamps / sizeof(uint64_t);
+    MPI_Reduce(s->rank ? net->pcie->stamps : MPI_IN_PLACE, net->pcie->stamps, (int)words, MPI_UINT64_T, MPI_MIN,
+               0, MPI_COMM_WORLD);
+}
+
 /* Messages finish at their source: every rank learns them all, since the
  * data is checked where it was written. */
 static void share_messages(struct sim_network *net)
@@ -675,6 +746,7 @@ bool sim__split_run(struct sim_network *net)
     share_messages(net);
     verify(net);
     collect_state(net);
+    collect_pcie(net);
     collect_captures(net);
     merge_monitor(net);
     s->stats->rank[s->rank].run_s = wall() - t0;
@@ -747,17 +819,6 @@ bool sim_parallel_agree(unsigned nranks, bool ok)
 }
 #endif
 
-#ifdef HAVE_MPI
-/* What a split run cannot yet keep identical to the sequential run. */
-static const char *refused(const struct sim_network *net)
-{
-    const struct sim_config *cfg = net->cfg;
-    if (cfg->pcie && cfg->pcie->model)
-        return "the PCIe model (pcie)";
-    return NULL;
-}
-#endif
-
 int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err, size_t errcap)
 {
 #ifndef HAVE_MPI
@@ -766,11 +827,6 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     snprintf(err, errcap, "%s: this rdmasim was built without MPI", net->cfg->path);
     return -1;
 #else
-    const char *no = refused(net);
-    if (no) {
-        snprintf(err, errcap, "%s: a run over several MPI ranks does not take %s yet", net->cfg->path, no);
-        return -1;
-    }
     struct sim_split *s = sim__xcalloc(1, sizeof *s);
     if (sim__partition(net, nranks, &s->pt, err, errcap)) {
         free(s);
