@@ -121,9 +121,12 @@ struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
  * remove the temporary file: a run that did not finish leaves no pcap. */
 int sim__pcap_close(struct sim_pcap *pc, bool keep);
 /* A run split over MPI ranks writes each port's capture on the rank that
- * runs the port: there, take the file's bytes so far (malloc'd) and the
- * frames cut at the size limit; at rank 0, which holds an empty capture
- * of every traced port, put them in its place. 0, or -1 on an I/O error. */
+ * runs the port: there, detach the file (keep a descriptor that reads it,
+ * and remove its name: a rank however it ends leaves no file behind), and
+ * at the end take its bytes (malloc'd) and the frames cut at the size
+ * limit; at rank 0, which holds an empty capture of every traced port,
+ * put them in its place. 0, or -1 on an I/O error. */
+int sim__pcap_detach(struct sim_pcap *pc);
 int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut);
 int sim__pcap_replace(struct sim_pcap *pc, const uint8_t *bytes, size_t n, uint64_t cut);
 /* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the
