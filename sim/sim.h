@@ -133,7 +133,7 @@ unsigned sim_network_rank(const struct sim_network *net);
 /* What each rank of a split run did (after sim_network_run); NULL when the
  * network ran whole. */
 struct sim_rank_stats {
-    uint64_t events;               /* fired by this rank, the monitor's counted at rank 0 only */
+    uint64_t events;               /* fired by this rank, the monitor's and faults' at rank 0 only */
     uint64_t frames_out, frames_in; /* frames that crossed to and from other ranks */
     uint64_t windows;              /* synchronisation windows */
     double busy_s, wait_s, run_s;  /* wall time firing events, in collective calls, in all */
