@@ -26,8 +26,10 @@
  * it and no further.
  *
  * After the run, rank 0 collects what the outputs read of the nodes it
- * does not run: port and queue pair counters, messages, the monitor's
- * samples, and verdicts on the data; then it alone writes the outputs.
+ * does not run: port, queue pair and TCP counters, messages, the PCIe
+ * model's counters and stamps, the monitor's samples and PFC log, the
+ * deadlock checks' views of each rank's switches (searched there), and
+ * verdicts on the data; then it alone writes the outputs.
  */
 #define _GNU_SOURCE /* qsort_r */
 #ifdef HAVE_CONFIG_H /* the build's; the fuzz targets compile the library without MPI */
