@@ -126,15 +126,14 @@ bool sim_parallel_agree(unsigned nranks, bool ok);
  * part and exchanges frames on cut links with the other ranks; rank 0
  * gathers what the outputs need and alone writes them (sim_network_write
  * writes nothing on the others). Every rank builds the same network
- * first. -1 with a message in err: a cut link without delay, or a feature
- * a split run does not take. */
+ * first. -1 with a message in err: a cut link without delay. */
 int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err,
                       size_t errcap);
 unsigned sim_network_rank(const struct sim_network *net);
 /* What each rank of a split run did (after sim_network_run); NULL when the
  * network ran whole. */
 struct sim_rank_stats {
-    uint64_t events;               /* fired by this rank, the monitor's counted at rank 0 only */
+    uint64_t events;               /* fired by this rank, the monitor's and faults' at rank 0 only */
     uint64_t frames_out, frames_in; /* frames that crossed to and from other ranks */
     uint64_t windows;              /* synchronisation windows */
     double busy_s, wait_s, run_s;  /* wall time firing events, in collective calls, in all */

@@ -23,6 +23,7 @@ struct sim_faults {
     struct sim_component comp; /* first, for the downcast */
     struct sim_network *net;
     struct fault_action *actions; /* down and up of each configured fault */
+    uint64_t fired;
 };
 
 enum { FAULT_EV_LINK, FAULT_EV_COUNT };
@@ -50,18 +51,25 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
     if (ends[0]->down == !up)
         return; /* overlapping faults of one link */
     sim_time_t now = sim_now(net->sim);
+    /* a run split over MPI ranks applies every fault on every rank, for
+     * the routes; each end's node is changed only where it runs */
+    bool here[2];
+    for (int e = 0; e < 2; e++)
+        here[e] = !sim_component_remote(net->sim, &ends[e]->comp);
     for (int e = 0; e < 2; e++) {
         struct sim_port *p = ends[e];
         p->down = !up;
         if (up)
             continue;
         p->down_at = now;
+        if (!here[e])
+            continue;
         sim__port_flush(p);
         sim__port_link_down(p);
     }
     for (int e = 0; e < 2; e++) {
         struct sim_port *p = ends[e];
-        if (!up && p->node->nops->link_down)
+        if (!up && here[e] && p->node->nops->link_down)
             p->node->nops->link_down(p->node, p);
     }
     sim__routes_free(&net->routes);
@@ -70,7 +78,7 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
         sim__subnet_build(net); /* the subnet manager sweeps again */
     for (int e = 0; up && e < 2; e++) {
         struct sim_port *p = ends[e];
-        if (sim__port_idle(p) && p->node->nops->tx_ready)
+        if (here[e] && sim__port_idle(p) && p->node->nops->tx_ready)
             p->node->nops->tx_ready(p->node, p);
     }
 }
@@ -78,6 +86,7 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
 static void faults_handle(struct sim_component *c, const struct sim_event *ev)
 {
     const struct fault_action *a = ev->ptr;
+    ((struct sim_faults *)c)->fired++;
     apply(((struct sim_faults *)c)->net, a->link, a->up);
 }
 
@@ -97,6 +106,11 @@ void sim__faults_create(struct sim_network *net)
     fl->net = net;
     net->faults = fl;
     sim_component_add(net->sim, &fl->comp, &faults_ops, "faults");
+}
+
+uint64_t sim__faults_fired(const struct sim_network *net)
+{
+    return net->faults ? net->faults->fired : 0;
 }
 
 void sim__faults_destroy(struct sim_network *net)

@@ -470,6 +470,9 @@ void sim__message_finished(struct sim_network *net, uint32_t msg);
 /* A component that takes links down and up at the configured times. */
 void sim__faults_create(struct sim_network *net);
 void sim__faults_destroy(struct sim_network *net);
+/* The fault events fired so far: a run split over MPI ranks fires each on
+ * every rank, and counts it once. */
+uint64_t sim__faults_fired(const struct sim_network *net);
 
 /* Addresses: host h is 10.0.0.0 + h + 1, fd00::h+1, MAC 02:00:00 + h + 1. */
 static inline uint32_t sim__host_ip4(uint32_t h) { return UINT32_C(0x0a000000) + h + 1; }

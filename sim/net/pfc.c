@@ -42,6 +42,7 @@ static void log_row(struct sim_port *p, unsigned prio, enum sim_pfc_event ev, ui
 {
     struct sim_pfc_row row = {
         .t = sim_now(p->comp.sim),
+        .key = sim_last_key(p->comp.sim),
         .duration = duration,
         .port = port_id(p),
         .quanta = quanta,

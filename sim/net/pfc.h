@@ -32,6 +32,7 @@ void sim__pfc_log_watchdog(struct sim_port *p, unsigned prio, bool storm);
 /* ---- the trace source ----------------------------------------------------------------- */
 struct sim_pfc_row {
     sim_time_t t, duration;
+    uint64_t key; /* the event's that logged it: orders the rows of ranks */
     uint32_t port;
     uint16_t quanta;
     uint8_t prio, event; /* enum sim_pfc_event */

@@ -26,8 +26,10 @@
  * it and no further.
  *
  * After the run, rank 0 collects what the outputs read of the nodes it
- * does not run: port and queue pair counters, messages, the monitor's
- * samples, and verdicts on the data; then it alone writes the outputs.
+ * does not run: port, queue pair and TCP counters, messages, the PCIe
+ * model's counters and stamps, the monitor's samples and PFC log, the
+ * deadlock checks' views of each rank's switches (searched there), and
+ * verdicts on the data; then it alone writes the outputs.
  */
 #define _GNU_SOURCE /* qsort_r */
 #ifdef HAVE_CONFIG_H /* the build's; the fuzz targets compile the library without MPI */
@@ -41,9 +43,11 @@
 #include "config/cfg_pcie.h"
 #include "engine/util.h"
 #include "host/cc/cc.h"
+#include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 #include "network/network.h"
 #include "observe/observe.h"
+#include "pcie/pcie.h"
 #include "sim.h"
 
 /* How many ranks mpirun started (Open MPI, or MPICH's PMI), 1 without it. */
@@ -352,7 +356,24 @@ static void collect_state(struct sim_network *net)
                 put(&b, &qp->st, sizeof qp->st);
                 if (qp->cc)
                     put(&b, &qp->cc->cuts, sizeof qp->cc->cuts);
+                if (qp->iw) { /* what summary.json says of its TCP connection */
+                    const struct sim_tcp *t = &qp->iw->tcp;
+                    put(&b, &t->st, sizeof t->st);
+                    put(&b, &t->state, sizeof t->state);
+                    put(&b, &t->mss, sizeof t->mss);
+                    put(&b, &t->cc.cwnd, sizeof t->cc.cwnd);
+                    put(&b, &t->srtt, sizeof t->srtt);
+                    put(&b, &t->rto, sizeof t->rto);
+                }
             }
+    /* a frame lost on a link that went down under it is counted at the
+     * sending port by the receiving one (net/port.c), maybe on another
+     * rank: those counts are added to the owner's */
+    uint64_t *lost = sim__xcalloc(net->nports + 1, sizeof *lost);
+    for (size_t i = 0; i < net->nports; i++)
+        if (!node_here(net, net->ports[i].node->index))
+            lost[i] = net->ports[i].st.lost;
+    MPI_Reduce(s->rank ? lost : MPI_IN_PLACE, lost, (int)net->nports, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     int *cnt;
     uint8_t *all = gather(s, &b, &cnt, NULL);
     if (s->rank == 0) {
@@ -372,12 +393,94 @@ static void collect_state(struct sim_network *net)
                         TAKE(qp->st);
                         if (qp->cc)
                             TAKE(qp->cc->cuts);
+                        if (qp->iw) {
+                            struct sim_tcp *t = &qp->iw->tcp;
+                            TAKE(t->st);
+                            TAKE(t->state);
+                            TAKE(t->mss);
+                            TAKE(t->cc.cwnd);
+                            TAKE(t->srtt);
+                            TAKE(t->rto);
+                        }
                     }
 #undef TAKE
+        }
+        for (size_t i = 0; i < net->nports; i++)
+            net->ports[i].st.lost += lost[i];
+    }
+    free(lost);
+    free(all);
+    free(cnt);
+}
+
+/* The PCIe model's counters of one link direction, as the outputs read
+ * them at the end of the run. */
+struct pcie_counts {
+    uint64_t busy, tlps[PCIE_TLP_TYPES], payload, wire;
+};
+
+static void put_pcie_dir(struct buf *b, const struct pcie_dir *d, sim_time_t end)
+{
+    struct pcie_counts c = {.busy = d->busy - sim__pcie_busy_after(d, end), .payload = d->payload, .wire = d->wire};
+    memcpy(c.tlps, d->tlps, sizeof c.tlps);
+    put(b, &c, sizeof c);
+}
+
+static const uint8_t *take_pcie_dir(const uint8_t *p, struct pcie_dir *d)
+{
+    struct pcie_counts c;
+    memcpy(&c, p, sizeof c);
+    d->busy = c.busy;
+    memcpy(d->tlps, c.tlps, sizeof c.tlps);
+    d->payload = c.payload;
+    d->wire = c.wire;
+    d->lo = d->n; /* the busy time after the end is left out already */
+    return p + sizeof c;
+}
+
+static struct sim_pcie_host *pcie_of(const struct sim_network *net, uint32_t h)
+{
+    return ((struct sim_host *)net->nodes[net->host_node[h]])->nic.pcie;
+}
+
+/* The PCIe model's outputs: each host's link counters from the rank that
+ * ran it, and each message's stamps: a stamp is set by the one host that
+ * saw its step, or kept from the first of two (first_tx, which the
+ * responder of a READ sets later), and the other ranks hold
+ * SIM_TIME_NEVER, the largest time: the earliest over ranks is the
+ * sequential run's. Copies and CXL accesses are placed before the run,
+ * alike on every rank. */
+static void collect_pcie(struct sim_network *net)
+{
+    struct sim_split *s = net->split;
+    if (!net->pcie)
+        return;
+    sim_time_t end = sim_now(net->sim);
+    struct buf b = {0};
+    for (uint32_t h = 0; h < net->nhosts; h++) {
+        const struct sim_pcie_host *ph = pcie_of(net, h);
+        for (uint32_t i = 0; node_here(net, net->host_node[h]) && i < ph->nlinks; i++) {
+            put_pcie_dir(&b, &ph->links[i].up, end);
+            put_pcie_dir(&b, &ph->links[i].down, end);
+        }
+    }
+    int *cnt;
+    uint8_t *all = gather(s, &b, &cnt, NULL);
+    for (unsigned r = 1; s->rank == 0 && r < s->nranks; r++) {
+        const uint8_t *p = all + cnt[s->nranks + r];
+        for (uint32_t h = 0; h < net->nhosts; h++) {
+            struct sim_pcie_host *ph = pcie_of(net, h);
+            for (uint32_t i = 0; s->pt.node_part[net->host_node[h]] == r && i < ph->nlinks; i++) {
+                p = take_pcie_dir(p, &ph->links[i].up);
+                p = take_pcie_dir(p, &ph->links[i].down);
+            }
         }
     }
     free(all);
     free(cnt);
+    size_t words = net->nmsgs * sizeof *net->pcie->stamps / sizeof(uint64_t);
+    MPI_Reduce(s->rank ? net->pcie->stamps : MPI_IN_PLACE, net->pcie->stamps, (int)words, MPI_UINT64_T, MPI_MIN,
+               0, MPI_COMM_WORLD);
 }
 
 /* Messages finish at their source: every rank learns them all, since the
@@ -486,16 +589,90 @@ static void merge_rows(struct sim_network *net, void **rows, size_t *n, size_t *
     free(cnt);
 }
 
+/* The PFC log: each rank's rows are in the order its events fired, and
+ * the rows of one event are on one rank, so merging the runs by the
+ * (time, key) of their events gives the sequential run's order. */
+static int cmp_pfc(const struct sim_pfc_row *x, const struct sim_pfc_row *y)
+{
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void merge_pfc(struct sim_network *net)
+{
+    struct sim_monitor *mon = net->monitor;
+    struct sim_split *s = net->split;
+    struct buf b = {0};
+    if (sim__spill_read_all(&mon->spill_pfc, mon->pfc, mon->npfc, sizeof *mon->pfc, &b.p, &b.n)) {
+        fprintf(stderr, "rdmasim: the PFC log could not be read back\n");
+        MPI_Abort(MPI_COMM_WORLD, 74);
+    }
+    int *cnt;
+    size_t total;
+    uint8_t *all = gather(s, &b, &cnt, &total);
+    if (s->rank == 0) {
+        size_t n = total / sizeof *mon->pfc, *at = sim__xcalloc(s->nranks, sizeof *at);
+        struct sim_pfc_row *rows = sim__xmalloc((n ? n : 1) * sizeof *rows);
+        for (size_t i = 0; i < n; i++) {
+            const struct sim_pfc_row *best = NULL;
+            unsigned from = 0;
+            for (unsigned r = 0; r < s->nranks; r++) {
+                if (at[r] * sizeof *rows >= (size_t)cnt[r])
+                    continue;
+                const struct sim_pfc_row *x = (const struct sim_pfc_row *)(all + cnt[s->nranks + r]) + at[r];
+                if (!best || cmp_pfc(x, best) < 0)
+                    best = x, from = r;
+            }
+            memcpy(&rows[i], best, sizeof *rows);
+            at[from]++;
+        }
+        free(at);
+        free(mon->pfc);
+        mon->pfc = rows;
+        mon->npfc = mon->cappfc = n;
+    }
+    free(all);
+    free(cnt);
+}
+
+/* Each rank's deadlock checks of its own switches, searched at rank 0. */
+static void merge_deadlock_views(struct sim_network *net)
+{
+    struct sim_monitor *mon = net->monitor;
+    struct sim_split *s = net->split;
+    struct buf b = {.p = (uint8_t *)mon->views->w, .n = mon->views->n * sizeof *mon->views->w};
+    *mon->views = (struct sim_deadlock_views){0};
+    int *cnt;
+    uint8_t *all = gather(s, &b, &cnt, NULL);
+    if (s->rank == 0) {
+        struct sim_deadlock_views *per = sim__xcalloc(s->nranks, sizeof *per);
+        for (unsigned r = 0; r < s->nranks; r++) {
+            per[r].n = (size_t)cnt[r] / sizeof *per[r].w;
+            per[r].w = sim__xmalloc((per[r].n ? per[r].n : 1) * sizeof *per[r].w);
+            memcpy(per[r].w, all + cnt[s->nranks + r], (size_t)cnt[r]);
+        }
+        sim__deadlock_replay(mon, per, s->nranks);
+        for (unsigned r = 0; r < s->nranks; r++)
+            free(per[r].w);
+        free(per);
+    }
+    free(all);
+    free(cnt);
+}
+
 static void merge_monitor(struct sim_network *net)
 {
     struct sim_monitor *mon = net->monitor;
+    merge_pfc(net);
+    merge_deadlock_views(net);
     merge_rows(net, (void **)&mon->qlen, &mon->nqlen, &mon->capqlen, sizeof *mon->qlen, &mon->spill_qlen,
                cmp_qlen);
     merge_rows(net, (void **)&mon->rates, &mon->nrates, &mon->caprates, sizeof *mon->rates,
                &mon->spill_rates, cmp_rate);
-    /* the monitor ran on every rank: its events count once */
+    /* the monitor and the faults ran on every rank: their events count once */
     struct sim_split *s = net->split;
-    uint64_t events = sim_events_processed(net->sim) - (s->rank ? mon->fired : 0);
+    uint64_t events = sim_events_processed(net->sim) - (s->rank ? mon->fired + sim__faults_fired(net) : 0);
     s->stats->rank[s->rank].events = events;
     uint64_t *per = sim__xcalloc(s->nranks, sizeof *per);
     MPI_Allgather(&events, 1, MPI_UINT64_T, per, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -571,6 +748,7 @@ bool sim__split_run(struct sim_network *net)
     share_messages(net);
     verify(net);
     collect_state(net);
+    collect_pcie(net);
     collect_captures(net);
     merge_monitor(net);
     s->stats->rank[s->rank].run_s = wall() - t0;
@@ -643,24 +821,6 @@ bool sim_parallel_agree(unsigned nranks, bool ok)
 }
 #endif
 
-#ifdef HAVE_MPI
-/* What a split run cannot yet keep identical to the sequential run. */
-static const char *refused(const struct sim_network *net)
-{
-    const struct sim_config *cfg = net->cfg;
-    if (cfg->pcie && cfg->pcie->model)
-        return "the PCIe model (pcie)";
-    if (cfg->fabric.nfaults)
-        return "link faults (faults)";
-    if (net->monitor->check_deadlock)
-        return "PFC (lossless switches), whose trace and deadlock search need every switch in one process";
-    for (size_t i = 0; i < cfg->nnodes; i++)
-        if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nic.transport == CFG_TRANSPORT_IWARP)
-            return "iWARP hosts (nic.transport: iwarp)";
-    return NULL;
-}
-#endif
-
 int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err, size_t errcap)
 {
 #ifndef HAVE_MPI
@@ -669,11 +829,6 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     snprintf(err, errcap, "%s: this rdmasim was built without MPI", net->cfg->path);
     return -1;
 #else
-    const char *no = refused(net);
-    if (no) {
-        snprintf(err, errcap, "%s: a run over several MPI ranks does not take %s yet", net->cfg->path, no);
-        return -1;
-    }
     struct sim_split *s = sim__xcalloc(1, sizeof *s);
     if (sim__partition(net, nranks, &s->pt, err, errcap)) {
         free(s);
@@ -700,6 +855,8 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
         if (!node_here(net, net->ports[i].node->index))
             sim_component_set_remote(net->sim, &net->ports[i].comp);
     sim_set_remote(net->sim, send_frame, net);
+    /* deadlock checks keep their views of this rank's switches */
+    net->monitor->views = sim__xcalloc(1, sizeof *net->monitor->views);
     return 0;
 #endif
 }

@@ -193,6 +193,9 @@ void sim__monitor_destroy(struct sim_network *net)
         free(mon->deadlocks[i].prios);
     }
     free(mon->deadlocks);
+    if (mon->views)
+        free(mon->views->w);
+    free(mon->views);
     struct sim_spill *sp[] = {&mon->spill_pfc, &mon->spill_qlen, &mon->spill_rates};
     for (size_t i = 0; i < 3; i++)
         if (sp[i]->f)

@@ -39,6 +39,14 @@ struct sim_deadlock {
     uint32_t n;
 };
 
+/* What deadlock checks saw of the switches one process runs, as words: per
+ * check its time (high, low), the length of its entries, and the entries,
+ * one per vertex {vertex, n, the n ports its queue holds frames from}. */
+struct sim_deadlock_views {
+    uint32_t *w;
+    size_t n, cap;
+};
+
 /* Rows a monitor table moved out of memory: past SIM_SPILL_ROWS rows in
  * memory, they are appended to an unnamed temporary file (tmpfile(3)), and
  * read back when the CSV is written, so memory stays bounded however long
@@ -67,6 +75,7 @@ struct sim_monitor {
     uint64_t *last_bytes;   /* per queue pair side: bytes sent at the last sample */
     uint64_t *last_sent;    /* deadlock: per (port, class) frames sent at the last check */
     uint8_t *in_deadlock;   /* per (port, class): part of a deadlock already reported */
+    struct sim_deadlock_views *views; /* a split run: checks kept, searched after the run */
     bool check_deadlock;    /* some switch runs PFC */
     uint64_t fired;         /* its events */
 };
@@ -81,6 +90,9 @@ void sim__monitor_create(struct sim_network *net);
 void sim__monitor_destroy(struct sim_network *net);
 /* deadlock.c: look for a cycle of paused, stalled switch queues. */
 void sim__deadlock_check(struct sim_monitor *mon);
+/* Search, at rank 0 after a split run, the checks every rank kept of its
+ * own switches (mon->views), as one process would have during the run. */
+void sim__deadlock_replay(struct sim_monitor *mon, const struct sim_deadlock_views *per_rank, unsigned nranks);
 
 /* Outputs (fabric_csv.c): pfc.csv, qlen.csv, rates.csv, and the fabric's
  * parts of summary.json. */
@@ -109,9 +121,12 @@ struct sim_tap *sim__pcap_tap(struct sim_pcap *pc);
  * remove the temporary file: a run that did not finish leaves no pcap. */
 int sim__pcap_close(struct sim_pcap *pc, bool keep);
 /* A run split over MPI ranks writes each port's capture on the rank that
- * runs the port: there, take the file's bytes so far (malloc'd) and the
- * frames cut at the size limit; at rank 0, which holds an empty capture
- * of every traced port, put them in its place. 0, or -1 on an I/O error. */
+ * runs the port: there, detach the file (keep a descriptor that reads it,
+ * and remove its name: a rank however it ends leaves no file behind), and
+ * at the end take its bytes (malloc'd) and the frames cut at the size
+ * limit; at rank 0, which holds an empty capture of every traced port,
+ * put them in its place. 0, or -1 on an I/O error. */
+int sim__pcap_detach(struct sim_pcap *pc);
 int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut);
 int sim__pcap_replace(struct sim_pcap *pc, const uint8_t *bytes, size_t n, uint64_t cut);
 /* Close every port's pcap; see sim__pcap_close. Returns 0, or -1 with the

@@ -176,8 +176,8 @@ static const char *node_name(const struct sim_network *net, uint32_t node)
 }
 
 /* ---- traces ------------------------------------------------------------------ */
-/* A new directory under TMPDIR, removed with the network once empty. */
-static char *private_dir(struct sim_network *net, char *err, size_t errcap)
+/* A new directory under TMPDIR, for as long as the captures are opened. */
+static char *private_dir(char *err, size_t errcap)
 {
     const char *tmp = getenv("TMPDIR");
     char *path = sim__xasprintf("%s/rdmasim-rank-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -186,8 +186,6 @@ static char *private_dir(struct sim_network *net, char *err, size_t errcap)
         free(path);
         return NULL;
     }
-    net->made_dirs = sim__xrealloc(net->made_dirs, (net->nmade_dirs + 1) * sizeof *net->made_dirs);
-    net->made_dirs[net->nmade_dirs++] = sim__xstrdup(path);
     return path;
 }
 
@@ -207,7 +205,7 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
     /* a rank of a split run other than 0 writes its ports' captures into
      * a directory of its own, and hands them to rank 0 at the end */
     bool elsewhere = output_elsewhere(net);
-    char *pdir = elsewhere ? private_dir(net, err, errcap) : sim__xasprintf("%s/pcap", dir);
+    char *pdir = elsewhere ? private_dir(err, errcap) : sim__xasprintf("%s/pcap", dir);
     int rc = !pdir ? -1 : elsewhere ? 0 : output_dir(net, pdir, err, errcap);
     for (size_t i = 0; !rc && i < net->nports; i++) {
         struct sim_port *p = &net->ports[i];
@@ -223,6 +221,10 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
                                        : cfg->ib.trace_flow_control ? SIM_PCAP_ERF
                                                                        : SIM_PCAP_ERF_DATA,
                                        net->fill, err, errcap);
+        if (net->pcaps[i] && elsewhere && sim__pcap_detach(net->pcaps[i])) {
+            snprintf(err, errcap, "%s: %s", path, strerror(errno));
+            rc = -1;
+        }
         if (net->pcaps[i]) {
             struct sim_tap *tap = sim__pcap_tap(net->pcaps[i]);
             tap->next = p->tap;
@@ -232,6 +234,9 @@ int sim_network_open_traces(struct sim_network *net, const char *dir, char *err,
         }
         free(path);
     }
+    /* its captures have no names: a rank killed leaves nothing there */
+    if (elsewhere && pdir)
+        rmdir(pdir);
     free(pdir);
     return rc;
 }

@@ -14,6 +14,7 @@
  *   | ERF: timestamp (64-bit LE fixed point) | type | flags | rlen | lctr | wlen | packet ... |
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct sim_pcap {
     uint64_t limit, bytes; /* the file's size limit (0: none) and its size so far */
     uint64_t cut;          /* frames left out at the limit */
     struct sim_temp temp; /* removed if the process ends on out of memory */
+    int reader;           /* detached: a descriptor + 1 that reads the file back */
     const uint8_t *fill;  /* the payload of frames that leave it out */
     uint8_t whole[SIM_FRAME_MAX]; /* where such a frame is put together */
 };
@@ -137,26 +139,35 @@ struct sim_pcap *sim__pcap_open(const char *path, uint32_t snaplen, uint64_t lim
 
 struct sim_tap *sim__pcap_tap(struct sim_pcap *pc) { return &pc->tap; }
 
+int sim__pcap_detach(struct sim_pcap *pc)
+{
+    /* the dumper's own stream only writes */
+    int fd = open(pc->tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    pc->reader = fd + 1;
+    sim__temp_release(&pc->temp);
+    return unlink(pc->tmp);
+}
+
 int sim__pcap_take(struct sim_pcap *pc, uint8_t **bytes, size_t *n, uint64_t *cut)
 {
     *bytes = NULL;
-    if (pcap_dump_flush(pc->dump))
+    if (!pc->reader || pcap_dump_flush(pc->dump))
         return -1;
-    FILE *f = fopen(pc->tmp, "rb"); /* the dumper's own stream only writes */
-    long size = -1;
-    if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
-        if (f)
-            fclose(f);
+    int fd = pc->reader - 1;
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size < 0)
         return -1;
-    }
     *bytes = sim__xmalloc((size_t)size + 1);
-    rewind(f);
-    bool ok = fread(*bytes, 1, (size_t)size, f) == (size_t)size;
-    fclose(f);
-    if (!ok) {
-        free(*bytes);
-        *bytes = NULL;
-        return -1;
+    for (off_t got = 0; got < size;) {
+        ssize_t r = pread(fd, *bytes + got, (size_t)(size - got), got);
+        if (r <= 0) {
+            free(*bytes);
+            *bytes = NULL;
+            return -1;
+        }
+        got += r;
     }
     *n = (size_t)size;
     *cut = pc->cut;
@@ -199,6 +210,10 @@ int sim__pcap_close(struct sim_pcap *pc, bool keep)
     pcap_dump_close(pc->dump);
     pcap_close(pc->dead);
     sim__temp_release(&pc->temp);
+    if (pc->reader) {
+        close(pc->reader - 1);
+        rc = -1; /* nameless: nothing to rename */
+    }
     if (rc == 0 && rename(pc->tmp, pc->path))
         rc = -1;
     if (rc)
