@@ -43,10 +43,14 @@
 #define DIGITS 4     /* of a slot's radix sort: the turn's three bytes, then the time within the slot */
 #define NIL UINT32_MAX
 
-struct wnode {
-    struct sim_event ev;
-    uint32_t next;
-};
+/* A slot's events lie in chunks of CHUNK_EVENTS, appended in order, so
+ * that loading a slot reads memory in sequence: a slot of a large fabric
+ * holds thousands of events, which one node each would scatter. */
+#define CHUNK_EVENTS 15
+struct chunk {
+    struct sim_event ev[CHUNK_EVENTS];
+    uint32_t next, n;
+} __attribute__((aligned(64)));
 
 struct sim {
     uint64_t seed;
@@ -58,10 +62,10 @@ struct sim {
     void *remote_arg;
     uint8_t *is_remote; /* by component id; NULL while every component is here */
     size_t nis_remote;
-    /* the wheel */
-    struct wnode *nodes;
-    size_t capnodes;
-    uint32_t free_node;
+    /* the wheel: each slot a list of chunks */
+    struct chunk *chunks;
+    size_t capchunks;
+    uint32_t free_chunk;
     uint64_t nwheel;
     uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
     uint64_t used[WHEEL_SLOTS / 64];
@@ -98,7 +102,7 @@ struct sim *sim_create(uint64_t seed)
 {
     struct sim *sim = sim__xcalloc(1, sizeof *sim);
     sim->seed = seed;
-    sim->free_node = NIL;
+    sim->free_chunk = NIL;
     memset(sim->head, 0xff, sizeof sim->head);
     memset(sim->tail, 0xff, sizeof sim->tail);
     return sim;
@@ -115,7 +119,7 @@ void sim_destroy(struct sim *sim)
     }
     free(sim->comps);
     free(sim->is_remote);
-    free(sim->nodes);
+    free(sim->chunks);
     free(sim->cur);
     free(sim->sorting);
     free(sim->late);
@@ -166,38 +170,38 @@ static inline bool before(const struct sim_event *a, const struct sim_event *b)
 }
 
 /* ---- the wheel ---------------------------------------------------------- */
-static uint32_t node_alloc(struct sim *sim)
+static uint32_t chunk_alloc(struct sim *sim)
 {
-    if (sim->free_node != NIL) {
-        uint32_t n = sim->free_node;
-        sim->free_node = sim->nodes[n].next;
-        return n;
+    if (sim->free_chunk == NIL) {
+        size_t old = sim->capchunks;
+        SIM_GROW(sim->chunks, sim->capchunks, old);
+        for (size_t i = sim->capchunks; i-- > old;) {
+            sim->chunks[i].next = sim->free_chunk;
+            sim->free_chunk = (uint32_t)i;
+        }
     }
-    size_t old = sim->capnodes;
-    SIM_GROW(sim->nodes, sim->capnodes, old);
-    for (size_t i = sim->capnodes; i-- > old + 1;) {
-        sim->nodes[i].next = sim->free_node;
-        sim->free_node = (uint32_t)i;
-    }
-    return (uint32_t)old;
+    uint32_t c = sim->free_chunk;
+    sim->free_chunk = sim->chunks[c].next;
+    sim->chunks[c].next = NIL;
+    sim->chunks[c].n = 0;
+    return c;
 }
 
 /* Onto the end of its slot's list: the slot is ordered when its turn comes. */
 static void wheel_insert(struct sim *sim, const struct sim_event *ev)
 {
     uint32_t s = (uint32_t)(ev->time >> SLOT_SHIFT) & (WHEEL_SLOTS - 1);
-    uint32_t n = node_alloc(sim);
-    struct wnode *nodes = sim->nodes;
-    nodes[n].ev = *ev;
-    nodes[n].next = NIL;
     sim->nwheel++;
     if (sim->head[s] == NIL) {
-        sim->head[s] = sim->tail[s] = n;
+        sim->head[s] = sim->tail[s] = chunk_alloc(sim);
         sim->used[s / 64] |= UINT64_C(1) << (s % 64);
-        return;
+    } else if (sim->chunks[sim->tail[s]].n == CHUNK_EVENTS) {
+        uint32_t c = chunk_alloc(sim);
+        sim->chunks[sim->tail[s]].next = c;
+        sim->tail[s] = c;
     }
-    nodes[sim->tail[s]].next = n;
-    sim->tail[s] = n;
+    struct chunk *c = &sim->chunks[sim->tail[s]];
+    c->ev[c->n++] = *ev;
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -372,21 +376,25 @@ static void sort_slot(struct sim *sim)
 static void load_slot(struct sim *sim)
 {
     uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
-    uint32_t n = sim->head[s];
-    sim->cur_slot = sim->nodes[n].ev.time >> SLOT_SHIFT;
+    uint32_t c = sim->head[s];
+    sim->cur_slot = sim->chunks[c].ev[0].time >> SLOT_SHIFT;
     sim->cur_on = true;
     sim->ncur = sim->cur_at = 0;
-    while (n != NIL) {
-        uint32_t next = sim->nodes[n].next;
-        if (sim->ncur == sim->capcur) {
-            SIM_GROW(sim->cur, sim->capcur, sim->ncur);
+    while (c != NIL) {
+        struct chunk *ch = &sim->chunks[c];
+        uint32_t next = ch->next;
+        if (sim->ncur + ch->n > sim->capcur) {
+            SIM_GROW(sim->cur, sim->capcur, sim->ncur + ch->n);
             sim->sorting = sim__xrealloc(sim->sorting, sim->capcur * sizeof *sim->sorting);
         }
-        sim->cur[sim->ncur++] = sim->nodes[n].ev;
-        sim->nodes[n].next = sim->free_node;
-        sim->free_node = n;
-        sim->nwheel--;
-        n = next;
+        memcpy(sim->cur + sim->ncur, ch->ev, ch->n * sizeof ch->ev[0]);
+        sim->ncur += ch->n;
+        sim->nwheel -= ch->n;
+        ch->next = sim->free_chunk;
+        sim->free_chunk = c;
+        if (next != NIL)
+            __builtin_prefetch(&sim->chunks[next]);
+        c = next;
     }
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));

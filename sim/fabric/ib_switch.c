@@ -86,7 +86,7 @@ static void ib_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     }
     uint64_t wire = (uint64_t)f->len + in->wire_extra;
     struct sim_port *op = n->ports[out];
-    if (in->peer->cut_through && wire > in->cut_bytes && op->p.rate > in->p.rate) {
+    if (in->peer->cut_through && wire > in->cut_bytes && sim__port_faster(op, in)) {
         sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(in->cut_bytes, in->p.rate);
         f->in = (uint16_t)in->index;
         f->out = (uint16_t)out;

@@ -253,7 +253,7 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
      * such switches fall back to store and forward: the port would
      * otherwise run out of it. */
     uint64_t wire = (uint64_t)f->len + in->wire_extra;
-    if (in->peer->cut_through && wire > in->cut_bytes && n->ports[out]->p.rate > in->p.rate) {
+    if (sw->p->cut_through && wire > in->cut_bytes && sim__port_faster(n->ports[out], in)) {
         sim_time_t wait = sim__ser_time(wire, in->p.rate) - sim__ser_time(in->cut_bytes, in->p.rate);
         /* what the headers said rides along: no second decode */
         f->in = (uint16_t)in->index;

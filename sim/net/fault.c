@@ -62,6 +62,7 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
         if (up)
             continue;
         p->down_at = now;
+        p->went_down = true;
         if (!here[e])
             continue;
         sim__port_flush(p);

@@ -218,22 +218,23 @@ struct sim_queued {
  * fields up to and including the first counters of `st`: they fill the
  * two cache lines after the component, and ports start on a cache line
  * (network.c allocates them aligned), so a hop costs three lines a port. */
+/* What every frame reads or writes lies in the first three cache lines
+ * (the component, then lines 1 and 2): a large fabric's ports are far
+ * past the caches, and each line more is a miss more per hop. */
 struct sim_port {
     struct sim_component comp; /* handles enum sim_port_event */
     struct sim_node *node;
     struct sim_port *peer;
     struct sim_frame *sending;
     sim_time_t tx_start;  /* when the frame being sent started */
-    sim_time_t down_at;   /* when it last went down, SIM_TIME_NEVER if never */
-    uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    const struct sim_link_layer_ops *ll;
     struct sim_tap *tap; /* observers of its frames, usually none */
-    /* Frames the node pushed (MAC control frames), sent before the node is
-     * asked for its next one: a ring of frames with their lengths. The
-     * nodes keep their own queues and hand frames over one at a time. */
-    struct sim_queued *ring;
+    uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
+    sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     sim_time_t delay; /* p.delay, with the NIC pipelines at either end */
     uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
     bool down : 1;  /* the link is down (fault.c) */
+    bool went_down : 1; /* it has been down: down_at says when it last went */
     bool noisy : 1; /* p.loss or p.ber is not zero */
     bool cut_through : 1; /* the peer is a cut-through switch: frames reach it once their header has */
     bool early : 1;       /* the frame being sent was handed to the peer at its header */
@@ -241,13 +242,16 @@ struct sim_port {
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     uint8_t cut_bytes;  /* ll->cut_through_bytes, likewise */
     struct sim_port_stats st;
+    sim_time_t down_at;   /* when it last went down (went_down), SIM_TIME_NEVER if never */
+    /* Frames the node pushed (MAC control frames), sent before the node is
+     * asked for its next one: a ring of frames with their lengths. The
+     * nodes keep their own queues and hand frames over one at a time. */
+    struct sim_queued *ring;
     uint32_t index; /* on its node */
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
-    sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     char *name; /* NODE-PORT */
-    const struct sim_link_layer_ops *ll;
     struct sim_port_pfc pfc;
     struct sim_port_ib *ib; /* InfiniBand flow control (net/ib.h); NULL on Ethernet */
 } __attribute__((aligned(64)));
@@ -259,6 +263,14 @@ _Static_assert(offsetof(struct sim_port, st) + offsetof(struct sim_port_stats, b
  * is down loses it. len is f->len, from the caller: a frame that waited
  * in a queue is out of cache, and need not be read before it arrives. */
 void sim__port_send(struct sim_port *port, struct sim_frame *f, uint32_t len);
+/* Whether a's link is faster than b's, from the fields every frame reads
+ * when both rates are whole picoseconds a byte. */
+static inline bool sim__port_faster(const struct sim_port *a, const struct sim_port *b)
+{
+    if (a->ps_per_byte && b->ps_per_byte)
+        return a->ps_per_byte < b->ps_per_byte;
+    return a->p.rate > b->p.rate;
+}
 /* Wire bytes a cut-through Ethernet switch takes in before it forwards a
  * frame: preamble and start delimiter, and the first 64 bytes (Ethernet,
  * IP and UDP headers with room for tags). */

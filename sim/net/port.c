@@ -124,7 +124,7 @@ static void tx_done(struct sim_port *p)
     p->sending = NULL;
     if (p->early) {
         p->early = false; /* the peer has it already */
-    } else if (p->down_at != SIM_TIME_NEVER && p->down_at >= p->tx_start) {
+    } else if (p->went_down && p->down_at >= p->tx_start) {
         /* the link went down while the frame was leaving */
         p->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
@@ -154,7 +154,7 @@ static void arrival(struct sim_port *p, struct sim_frame *f)
 {
     /* a frame that was on the link when it went down is lost (both ends
      * of a link go down together) */
-    if (p->down_at != SIM_TIME_NEVER && p->down_at + p->delay >= sim_now(p->comp.sim)) {
+    if (p->went_down && p->down_at + p->delay >= sim_now(p->comp.sim)) {
         p->peer->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
         return;
