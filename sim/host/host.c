@@ -254,6 +254,12 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
     case SIM_HOST_KERNEL_RX:
         sim__iw_kernel_event(&h->nic);
         break;
+    case SIM_HOST_COPY:
+        sim__pcie_copy_event(h, ev->ptr);
+        break;
+    case SIM_HOST_NVLINK:
+        sim__pcie_nvlink_event(h);
+        break;
     }
 }
 

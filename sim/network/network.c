@@ -515,14 +515,14 @@ double sim_network_progress(const struct sim_network *net)
 {
     if (net->cfg->stop != SIM_TIME_NEVER)
         return net->cfg->stop ? (double)sim_now(net->sim) / (double)net->cfg->stop : 1;
-    return net->nmsgs ? (double)net->finished / (double)net->nmsgs : 1;
+    return net->nmsgs ? (double)net->finished / (double)net->nmsgs : net->transfers_left ? 0 : 1;
 }
 
 bool sim_network_run(struct sim_network *net)
 {
     if (net->split)
         return sim__split_run(net);
-    if (net->finished < net->nmsgs)
+    if (net->finished < net->nmsgs || net->transfers_left)
         sim_run(net->sim, net->cfg->stop);
     for (size_t i = 0; i < net->nports; i++)
         sim__port_settle(&net->ports[i]);
