@@ -104,6 +104,14 @@ sim_time_t sim__dma_pcie_completion_alone(const struct sim_nic *nic);
  * the configuration models PCIe; net->pcie stays NULL otherwise. */
 void sim__pcie_create(struct sim_network *net);
 void sim__pcie_destroy(struct sim_network *net);
+/* A server's NVSwitch (nvswitch.c): one per cfg->nvswitches, built when
+ * a message goes over NVLink (cfg_msg.nvlink). */
+struct sim_nvswitch;
+void sim__nvswitches_create(struct sim_network *net);
+/* The NVSwitch of host node `node`'s server; NULL: none. */
+struct sim_nvswitch *sim__nvswitch_of(const struct sim_network *net, uint32_t node);
+/* Message msg leaves its source GPU over the NVSwitch now. */
+void sim__nvswitch_send(struct sim_nvswitch *sw, uint32_t msg);
 /* The host's COPY event: NVLink copy ptr (in net->pcie->copies) starts. */
 void sim__pcie_copy_event(struct sim_host *h, void *ptr);
 /* The host's NVLINK event: transfers through by now end. */

@@ -393,6 +393,7 @@ struct sim_conn {
 
 /* ---- the network ---------------------------------------------------------------- */
 struct sim_pcie_net;
+struct sim_nvswitch;
 struct sim_monitor;
 struct sim_faults;
 struct sim_pfc_hook;
@@ -425,6 +426,7 @@ struct sim_network {
     uint8_t tx_bytes[SIM_FRAME_MAX];
     uint64_t finished; /* messages completed or failed */
     uint64_t transfers_left; /* workload work beside messages still running (NVLink copies) */
+    struct sim_nvswitch **nvswitches; /* per cfg->nvswitches, when messages use them; else NULL */
     struct sim_monitor *monitor; /* the monitor and its records (observe/observe.h) */
     struct sim_faults *faults;   /* link faults (fault.c); NULL without */
     struct sim_pfc_hook *pfc_hooks; /* observers of PFC events (pfc.h) */

@@ -652,6 +652,8 @@ static const char *refused(const struct sim_network *net)
         return "the PCIe model (pcie)";
     if (cfg->fabric.nfaults)
         return "link faults (faults)";
+    if (net->nvswitches)
+        return "NVLink between the hosts of a server (algorithm: hierarchical)";
     if (net->monitor->check_deadlock)
         return "PFC (lossless switches), whose trace and deadlock search need every switch in one process";
     for (size_t i = 0; i < cfg->nnodes; i++)

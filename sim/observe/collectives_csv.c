@@ -49,7 +49,10 @@ static void result(const struct sim_network *net, const struct cfg_coll *co, str
 
 static const char *algorithm(const struct cfg_coll *co)
 {
-    return co->kind == CFG_COLL_ALL_TO_ALL ? "direct" : co->algorithm == CFG_ALG_TREE ? "tree" : "ring";
+    return co->kind == CFG_COLL_ALL_TO_ALL          ? "direct"
+           : co->algorithm == CFG_ALG_TREE         ? "tree"
+           : co->algorithm == CFG_ALG_HIERARCHICAL ? "hier"
+                                                   : "ring";
 }
 
 void sim__coll_write_csv(const struct sim_network *net, FILE *f)
