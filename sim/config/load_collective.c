@@ -360,11 +360,12 @@ static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll
  *     as the reduced chunk it holds and then forwarding, for G - 1 steps
  *
  * Every part is cut into slices of at most `slice`, one message each, so
- * that the phases overlap slice by slice. NVLink shares a GPU's link among
- * all that is in flight, so the first steps would send every slice at
- * once and none would be through before all were; a GPU sends slice q of
- * its first step only once slice q - HIER_WINDOW of its left neighbour's
- * first step has arrived, the NCCL_STEPS slots a connection holds. */
+ * that the phases overlap slice by slice. Slices between two GPUs go one
+ * after the other, so a first step that sent every slice at once would
+ * put the slices forwarded in later steps behind all of them; a GPU sends
+ * slice q of its first step only once slice q - HIER_WINDOW has come
+ * through phase 1 to it, as NCCL_STEPS (8) slots per connection keep
+ * that many slices in flight. */
 #define HIER_WINDOW 8
 
 struct hier {
@@ -425,14 +426,25 @@ static uint32_t p1_final(const struct hier *h, uint32_t s, uint32_t l, uint32_t 
     return h->G > 1 ? h->p1[i1(h, s, (l + h->G - 1) % h->G, h->G - 2, p, j)] : 0;
 }
 
+/* Server s's GPUs take the parts in the order phase 2 adds them: part s
+ * first, which its ring sends at once, then s - 1, s - 2, ...: the q-th
+ * slice they send is slice q mod ns of part hier_part(q). */
+static uint32_t hier_part(const struct hier *h, uint32_t s, uint64_t q)
+{
+    return (uint32_t)((s + h->N - q / h->ns % h->N) % h->N);
+}
+
 static bool hier_phase1(struct hier *h, const uint32_t *last_at)
 {
     uint32_t N = h->N, G = h->G;
-    for (uint32_t k = 0; k + 1 < G; k++)
-        for (uint32_t p = 0; p < N; p++)
-            for (uint64_t j = 0; j < h->ns; j++)
-                for (uint32_t s = 0; s < N; s++)
-                    for (uint32_t l = 0; l < G; l++) {
+    /* slice by slice, so that slice q - HIER_WINDOW's last step exists
+     * when slice q's first waits for it */
+    for (uint64_t q = 0; q < (uint64_t)N * h->ns; q++)
+        for (uint32_t k = 0; k + 1 < G; k++)
+            for (uint32_t s = 0; s < N; s++)
+                for (uint32_t l = 0; l < G; l++) {
+                        uint32_t p = hier_part(h, s, q);
+                        uint64_t j = q % h->ns;
                         uint32_t c = (l + 2 * G - 1 - k) % G, left = (l + G - 1) % G;
                         struct cfg_msg m = h->proto;
                         m.sum_base = s * G;
@@ -443,11 +455,10 @@ static bool hier_phase1(struct hier *h, const uint32_t *last_at)
                             m.combine = CFG_COMBINE_ADD;
                             wait_for(&m, h->p1[i1(h, s, left, k - 1, p, j)], 0);
                         } else {
-                            uint64_t q = (uint64_t)p * h->ns + j;
+                            uint64_t w = q - HIER_WINDOW;
                             m.combine = CFG_COMBINE_OWN;
                             wait_for(&m, q < HIER_WINDOW ? last_at[s * G + l]
-                                                         : h->p1[i1(h, s, left, 0, (uint32_t)((q - HIER_WINDOW) / h->ns),
-                                                                    (q - HIER_WINDOW) % h->ns)],
+                                                         : p1_final(h, s, l, hier_part(h, s, w), w % h->ns),
                                      0);
                         }
                         if (!hier_step(h, s * G + l, s * G + (l + 1) % G, true, c, p, j, &m,
@@ -538,10 +549,14 @@ static bool hierarchical_all_reduce(struct loader *L, struct cfg_coll *co, uint3
     h.p2 = sim__xcalloc(net ? net : 1, sizeof *h.p2);
     h.p3 = sim__xcalloc(nv ? nv : 1, sizeof *h.p3);
     bool ok = hier_phase1(&h, last_at) && hier_phase2(&h, last_at) && hier_phase3(&h);
-    /* a GPU starts the next size once the last slice of the last step has reached it */
+    /* A GPU starts the next size once the last slice of the last step has
+     * reached it: over NVLink, the last slice of the part its right
+     * neighbour's rail brought last, s + 2 (phase 2's all-gather brings
+     * s, s - 1, ..., s + 2), as slices between two GPUs keep their order. */
     for (uint32_t s = 0; ok && s < N; s++)
         for (uint32_t l = 0; l < G; l++)
-            last_at[s * G + l] = G > 1 ? h.p3[i3(&h, s, (l + G - 1) % G, G - 2, N - 1, h.ns - 1)]
+            last_at[s * G + l] = G > 1 ? h.p3[i3(&h, s, (l + G - 1) % G, G - 2, N > 1 ? (s + 2) % N : 0,
+                                                 h.ns - 1)]
                                        : h.p2[i2(&h, l, 2 * (N - 1) - 1, (s + N - 1) % N, h.ns - 1)];
     free(h.p1);
     free(h.p2);

@@ -10,10 +10,13 @@
  * progressive filling (Bertsekas and Gallager, "Data Networks", 2nd ed.,
  * section 6.5.2): every transfer's rate grows together until a side is
  * full, the transfers through it keep what they have, the others go on
- * growing. Two copies out of one GPU thus get half its rate each, and a
- * copy that finishes gives its share back to the others at that moment.
- * The NVSwitch itself does not limit: it is non-blocking (NVIDIA, "NVLink
- * and NVSwitch": every GPU talks to every other at full bandwidth).
+ * growing. Two copies out of one GPU to two others thus get half its rate
+ * each, and a copy that finishes gives its share back to the others at
+ * that moment. Transfers between the same two GPUs go one after the
+ * other, in the order they started, as a copy engine's queue and a NCCL
+ * connection's slots take them. The NVSwitch itself does not limit: it is
+ * non-blocking (NVIDIA, "NVLink and NVSwitch": every GPU talks to every
+ * other at full bandwidth).
  *
  * Rates change only when a transfer starts or ends, so the host needs one
  * event, at the next end (sim__nvlink_next). Bytes left are kept as
@@ -32,11 +35,19 @@ struct nvlink_xfer {
     bool frozen; /* while filling: on a full side */
 };
 
+/* Transfers waiting behind the one in flight between the same two GPUs. */
+struct nvlink_queue {
+    struct nvlink_xfer *x;
+    size_t head, n, cap; /* [head, n) wait, oldest first */
+    bool busy;           /* one is in flight */
+};
+
 struct sim_nvlink {
     double side_rate;  /* bytes per picosecond, one way, per GPU */
     uint32_t ngpus;    /* tree nodes: a side per node, used by GPUs only */
-    struct nvlink_xfer *x;
+    struct nvlink_xfer *x; /* in flight, at most one per pair of GPUs */
     size_t n, cap;
+    struct nvlink_queue *pair; /* by from * ngpus + to */
     sim_time_t at;     /* when `left` was last brought up to date */
     double *room;      /* per side (sending sides, then receiving): rate not yet given */
     uint32_t *users;   /* per side: transfers on it not yet frozen */
@@ -49,6 +60,7 @@ struct sim_nvlink *sim__nvlink_new(uint32_t nodes, uint64_t rate_bps)
     nv->ngpus = nodes;
     nv->room = sim__xcalloc(2 * (size_t)nodes, sizeof *nv->room);
     nv->users = sim__xcalloc(2 * (size_t)nodes, sizeof *nv->users);
+    nv->pair = sim__xcalloc(nodes ? (size_t)nodes * nodes : 1, sizeof *nv->pair);
     return nv;
 }
 
@@ -57,6 +69,9 @@ void sim__nvlink_free(struct sim_nvlink *nv)
     if (!nv)
         return;
     free(nv->x);
+    for (size_t p = 0; p < (size_t)nv->ngpus * nv->ngpus; p++)
+        free(nv->pair[p].x);
+    free(nv->pair);
     free(nv->room);
     free(nv->users);
     free(nv);
@@ -116,8 +131,18 @@ void sim__nvlink_start(struct sim_nvlink *nv, sim_time_t now, uint32_t id, uint3
                        uint32_t to, uint64_t len)
 {
     advance(nv, now);
+    struct nvlink_xfer x = {.id = id, .from = from, .to = to, .left = (double)len};
+    struct nvlink_queue *q = &nv->pair[(size_t)from * nv->ngpus + to];
+    if (q->busy) {
+        if (q->head == q->n) /* empty: start over at the front */
+            q->head = q->n = 0;
+        SIM_GROW(q->x, q->cap, q->n);
+        q->x[q->n++] = x;
+        return;
+    }
+    q->busy = true;
     SIM_GROW(nv->x, nv->cap, nv->n);
-    nv->x[nv->n++] = (struct nvlink_xfer){.id = id, .from = from, .to = to, .left = (double)len};
+    nv->x[nv->n++] = x;
     share(nv);
 }
 
@@ -137,13 +162,20 @@ sim_time_t sim__nvlink_next(const struct sim_nvlink *nv)
 size_t sim__nvlink_finish(struct sim_nvlink *nv, sim_time_t now, uint32_t *done, size_t max)
 {
     advance(nv, now);
-    size_t k = 0, kept = 0;
-    for (size_t i = 0; i < nv->n; i++) {
+    size_t k = 0, kept = 0, n = nv->n;
+    for (size_t i = 0; i < n; i++) {
+        struct nvlink_xfer x = nv->x[i];
         /* less than a picosecond's worth left: through by now */
-        if (nv->x[i].left < nv->x[i].rate && k < max)
-            done[k++] = nv->x[i].id;
+        if (x.left >= x.rate || k == max) {
+            nv->x[kept++] = x;
+            continue;
+        }
+        done[k++] = x.id;
+        struct nvlink_queue *q = &nv->pair[(size_t)x.from * nv->ngpus + x.to];
+        if (q->head < q->n)
+            nv->x[kept++] = q->x[q->head++]; /* the next between the two: at most one taken per slot freed */
         else
-            nv->x[kept++] = nv->x[i];
+            q->busy = false;
     }
     nv->n = kept;
     if (k)
