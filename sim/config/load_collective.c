@@ -669,7 +669,7 @@ static bool by_server(struct loader *L, struct fy_node *at, uint32_t *ranks, uin
             *gpus = here;
         else if (here != *gpus)
             ok = sim__fail(L, at, "algorithm: hierarchical: every server needs as many GPUs "
-                                  "among the hosts (%u of the first server's, %u of '%s''s)",
+                                  "among the hosts (%u in the first server, %u in that of '%s')",
                            *gpus, here, cfg->nodes[sorted[k - 1]].name);
     }
     if (ok)
