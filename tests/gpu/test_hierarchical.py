@@ -72,7 +72,7 @@ class Hierarchical(unittest.TestCase):
                                              payload="data"))
                 rows = table(out, "collectives.csv")
                 self.assertEqual([(r["algorithm"], r["status"], r["data"], r["ranks"]) for r in rows],
-                                 [("hier", "ok", "ok", str(servers * gpus))] * 2)
+                                 [("hierarchical", "ok", "ok", str(servers * gpus))] * 2)
                 msgs = table(out, "messages.csv")
                 self.assertEqual({m["data"] for m in msgs}, {"ok"})
                 # phases 1 and 3: every GPU, G - 1 steps, N parts of ns slices
