@@ -20,7 +20,9 @@
  * to rank d directly.
  *
  * All-reduce with algorithm: tree goes up and down NCCL's two binary
- * trees instead (tree_all_reduce below).
+ * trees instead (tree_all_reduce below); with algorithm: hierarchical it
+ * goes over NVLink inside each server and one ring per rail between them
+ * (hierarchical_all_reduce).
  *
  * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
  * transport (net_ib) posts its sends, so the receiver learns of each
