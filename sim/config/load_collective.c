@@ -347,8 +347,8 @@ static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll
     return ok;
 }
 
-/* Hierarchical all-reduce over N servers of G GPUs (ranks s*G + l after
- * hier_ranks): NVLink inside each server, RDMA between servers, one
+/* Hierarchical all-reduce over N servers of G GPUs (ranks s*G + l, as
+ * by_server orders them): NVLink inside each server, RDMA between servers, one
  * inter-server ring per GPU's NIC (its rail):
  *
  *   1 reduce-scatter over NVLink, a ring round the G GPUs of each server:
@@ -389,6 +389,7 @@ static size_t i2(const struct hier *h, uint32_t l, uint32_t k, uint32_t s, uint6
     return (((size_t)l * 2 * (h->N - 1) + k) * h->N + s) * h->ns + j;
 }
 
+/* phase 3 has phase 1's shape */
 #define i3 i1
 
 /* Slice j of part p of chunk c, as [*s0, *s1) elements. */
@@ -445,28 +446,28 @@ static bool hier_phase1(struct hier *h, const uint32_t *last_at)
         for (uint32_t k = 0; k + 1 < G; k++)
             for (uint32_t s = 0; s < N; s++)
                 for (uint32_t l = 0; l < G; l++) {
-                        uint32_t p = hier_part(h, s, q);
-                        uint64_t j = q % h->ns;
-                        uint32_t c = (l + 2 * G - 1 - k) % G, left = (l + G - 1) % G;
-                        struct cfg_msg m = h->proto;
-                        m.sum_base = s * G;
-                        m.sum_span = G;
-                        m.sum_from = (l + G - k) % G;
-                        m.sum_count = k + 1;
-                        if (k) {
-                            m.combine = CFG_COMBINE_ADD;
-                            wait_for(&m, h->p1[i1(h, s, left, k - 1, p, j)], 0);
-                        } else {
-                            uint64_t w = q - HIER_WINDOW;
-                            m.combine = CFG_COMBINE_OWN;
-                            wait_for(&m, q < HIER_WINDOW ? last_at[s * G + l]
-                                                         : p1_final(h, s, l, hier_part(h, s, w), w % h->ns),
-                                     0);
-                        }
-                        if (!hier_step(h, s * G + l, s * G + (l + 1) % G, true, c, p, j, &m,
-                                       &h->p1[i1(h, s, l, k, p, j)]))
-                            return false;
+                    uint32_t p = hier_part(h, s, q);
+                    uint64_t j = q % h->ns;
+                    uint32_t c = (l + 2 * G - 1 - k) % G, left = (l + G - 1) % G;
+                    struct cfg_msg m = h->proto;
+                    m.sum_base = s * G;
+                    m.sum_span = G;
+                    m.sum_from = (l + G - k) % G;
+                    m.sum_count = k + 1;
+                    if (k) {
+                        m.combine = CFG_COMBINE_ADD;
+                        wait_for(&m, h->p1[i1(h, s, left, k - 1, p, j)], 0);
+                    } else {
+                        uint64_t w = q - HIER_WINDOW;
+                        m.combine = CFG_COMBINE_OWN;
+                        wait_for(&m, q < HIER_WINDOW ? last_at[s * G + l]
+                                                     : p1_final(h, s, l, hier_part(h, s, w), w % h->ns),
+                                 0);
                     }
+                    if (!hier_step(h, s * G + l, s * G + (l + 1) % G, true, c, p, j, &m,
+                                   &h->p1[i1(h, s, l, k, p, j)]))
+                        return false;
+                }
     return true;
 }
 
