@@ -163,7 +163,20 @@ struct cfg_node {
     uint64_t buffer; /* switch: bytes of queue per port */
     uint32_t swp;    /* switch: its parameters, cfg->fabric.sw[swp] */
     struct cfg_nic nic; /* host */
+    /* host: the NVSwitch of its server that joins the GPU beside it to
+     * the GPUs beside the server's other NICs (cfg->nvswitches + 1; 0:
+     * none), and that GPU's port on it */
+    uint32_t nvswitch, nvlink_port;
     struct cfg_pos pos;
+};
+
+/* A server's NVSwitch (rail generator): the GPUs of its NICs' hosts, each
+ * sending and receiving at `rate`, a transfer's last byte `latency` after
+ * it left. */
+struct cfg_nvswitch {
+    uint64_t rate; /* bits per second, one way, per GPU */
+    sim_time_t latency;
+    uint32_t ports;
 };
 
 struct cfg_link {
@@ -191,7 +204,7 @@ const char *sim__coll_name(unsigned kind);
 
 /* How a collective's steps go: around a ring, or (all-reduce) up and
  * down NCCL's two complementary binary trees. */
-enum cfg_coll_algorithm { CFG_ALG_RING, CFG_ALG_TREE };
+enum cfg_coll_algorithm { CFG_ALG_RING, CFG_ALG_TREE, CFG_ALG_HIERARCHICAL };
 
 /* One collective over a ring of ranks; its steps are the messages
  * [first_msg, first_msg + nmsgs). */
@@ -203,6 +216,7 @@ struct cfg_coll {
     uint64_t size;    /* bytes, as nccl-tests counts them: a rank's buffer */
     uint64_t slice;   /* the largest message a chunk is cut into */
     uint32_t first_msg, nmsgs;
+    uint32_t gpus;    /* hierarchical: GPUs per server (ranks s*gpus + l: server s, GPU l) */
     struct cfg_pos pos;
 };
 
@@ -234,6 +248,11 @@ struct cfg_msg {
      * rank's buffer, and the data is the sum of the contributions of the
      * sum_count ranks from sum_from on (around the ring). */
     uint32_t after, after2, coll, rank, sum_from, sum_count;
+    /* The ranks summed are sum_base + (sum_from + k) mod sum_span, k <
+     * sum_count (sum_span 0: round every rank, base 0), so that a sum may
+     * go round the GPUs of one server. */
+    uint32_t sum_base, sum_span;
+    bool nvlink;     /* a hierarchical step between two GPUs of a server: over its NVSwitch */
     uint8_t combine; /* enum cfg_combine */
     uint64_t coll_off;
     struct cfg_pos pos;
@@ -259,6 +278,8 @@ struct sim_config {
     size_t nmsgs, capmsgs;
     struct cfg_coll *colls;
     size_t ncolls, capcolls;
+    struct cfg_nvswitch *nvswitches;
+    size_t nnvswitches, capnvswitches;
     struct cfg_fabric fabric;
     struct cfg_ib ib;
     struct sim_pcie_config *pcie; /* PCIe inside the hosts (cfg_pcie.h); NULL: none configured */

@@ -827,6 +827,7 @@ void sim__config_free(struct sim_config *cfg)
     for (size_t i = 0; i < cfg->ncolls; i++)
         free(cfg->colls[i].ranks);
     free(cfg->colls);
+    free(cfg->nvswitches);
     sim__cfg_fabric_free(&cfg->fabric);
     sim__pcie_config_free(cfg->pcie);
     free(cfg);

@@ -20,7 +20,9 @@
  * to rank d directly.
  *
  * All-reduce with algorithm: tree goes up and down NCCL's two binary
- * trees instead (tree_all_reduce below).
+ * trees instead (tree_all_reduce below); with algorithm: hierarchical it
+ * goes over NVLink inside each server and one ring per rail between them
+ * (hierarchical_all_reduce).
  *
  * Every step is an RDMA WRITE with immediate, as NCCL's InfiniBand
  * transport (net_ib) posts its sends, so the receiver learns of each
@@ -345,9 +347,235 @@ static bool tree_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll
     return ok;
 }
 
+/* Hierarchical all-reduce over N servers of G GPUs (ranks s*G + l, as
+ * by_server orders them): NVLink inside each server, RDMA between servers, one
+ * inter-server ring per GPU's NIC (its rail):
+ *
+ *   1 reduce-scatter over NVLink, a ring round the G GPUs of each server:
+ *     at step k GPU l sends chunk (l - 1 - k) mod G to GPU l + 1, adding
+ *     its own; after G - 1 steps GPU l holds the server's sum of chunk l
+ *     (less its own contribution, which it adds as it sends it on)
+ *   2 G all-reduces at once, GPU l of every server in a ring over its own
+ *     NIC, of chunk l cut into N parts as the ring cuts a buffer: 2(N - 1)
+ *     steps, each adding what arrived to the server's sum of the part
+ *   3 all-gather over NVLink: at step k GPU l sends chunk (l - k) mod G,
+ *     as the reduced chunk it holds and then forwarding, for G - 1 steps
+ *
+ * Every part is cut into slices of at most `slice`, one message each, so
+ * that the phases overlap slice by slice. Slices between two GPUs go one
+ * after the other, so a first step that sent every slice at once would
+ * put the slices forwarded in later steps behind all of them; a GPU sends
+ * slice q of its first step only once slice q - HIER_WINDOW has come
+ * through phase 1 to it, as NCCL_STEPS (8) slots per connection keep
+ * that many slices in flight. */
+#define HIER_WINDOW 8
+
+struct hier {
+    struct loader *L;
+    const struct cfg_coll *co;
+    struct cfg_msg proto; /* coll set */
+    uint32_t N, G;
+    uint64_t e, ns;       /* elements of the buffer; slices per part */
+    uint32_t *p1, *p2, *p3; /* message + 1 of each step (index functions below) */
+};
+
+static size_t i1(const struct hier *h, uint32_t s, uint32_t l, uint32_t k, uint32_t p, uint64_t j)
+{
+    return (((size_t)(s * h->G + l) * (h->G - 1) + k) * h->N + p) * h->ns + j;
+}
+
+static size_t i2(const struct hier *h, uint32_t l, uint32_t k, uint32_t s, uint64_t j)
+{
+    return (((size_t)l * 2 * (h->N - 1) + k) * h->N + s) * h->ns + j;
+}
+
+/* phase 3 has phase 1's shape */
+#define i3 i1
+
+/* Slice j of part p of chunk c, as [*s0, *s1) elements. */
+static void unit(const struct hier *h, uint32_t c, uint32_t p, uint64_t j, uint64_t *s0, uint64_t *s1)
+{
+    uint64_t c0 = chunk_first(h->e, c, h->G), clen = chunk_first(h->e, c + 1, h->G) - c0;
+    uint64_t p0 = c0 + chunk_first(clen, p, h->N), plen = chunk_first(clen, p + 1, h->N) -
+                                                         chunk_first(clen, p, h->N);
+    *s0 = p0 + plen * j / h->ns;
+    *s1 = p0 + plen * (j + 1) / h->ns;
+}
+
+static bool hier_step(struct hier *h, uint32_t from, uint32_t to, bool nvlink, uint32_t c,
+                      uint32_t p, uint64_t j, struct cfg_msg *m, uint32_t *id)
+{
+    uint64_t s0, s1;
+    unit(h, c, p, j, &s0, &s1);
+    m->src = h->co->ranks[from];
+    m->dst = h->co->ranks[to];
+    m->rank = from;
+    m->size = 4 * (s1 - s0);
+    m->coll_off = 4 * s0;
+    m->imm = (uint32_t)j;
+    m->nvlink = nvlink;
+    if (nvlink)
+        m->op = SIM_OP_WRITE; /* no receive: the GPU reads the NVLink peer's arrival itself */
+    if (!sim__workload_add(h->L, m))
+        return false;
+    *id = (uint32_t)h->L->cfg->nmsgs;
+    return true;
+}
+
+/* The final step of phase 1 into GPU l of server s, for slice j of part
+ * p of chunk l: the server's sum less GPU l's own (0: G = 1, none). */
+static uint32_t p1_final(const struct hier *h, uint32_t s, uint32_t l, uint32_t p, uint64_t j)
+{
+    return h->G > 1 ? h->p1[i1(h, s, (l + h->G - 1) % h->G, h->G - 2, p, j)] : 0;
+}
+
+/* Server s's GPUs take the parts in the order phase 2 adds them: part s
+ * first, which its ring sends at once, then s - 1, s - 2, ...: the q-th
+ * slice they send is slice q mod ns of part hier_part(q). */
+static uint32_t hier_part(const struct hier *h, uint32_t s, uint64_t q)
+{
+    return (uint32_t)((s + h->N - q / h->ns % h->N) % h->N);
+}
+
+static bool hier_phase1(struct hier *h, const uint32_t *last_at)
+{
+    uint32_t N = h->N, G = h->G;
+    /* slice by slice, so that slice q - HIER_WINDOW's last step exists
+     * when slice q's first waits for it */
+    for (uint64_t q = 0; q < (uint64_t)N * h->ns; q++)
+        for (uint32_t k = 0; k + 1 < G; k++)
+            for (uint32_t s = 0; s < N; s++)
+                for (uint32_t l = 0; l < G; l++) {
+                    uint32_t p = hier_part(h, s, q);
+                    uint64_t j = q % h->ns;
+                    uint32_t c = (l + 2 * G - 1 - k) % G, left = (l + G - 1) % G;
+                    struct cfg_msg m = h->proto;
+                    m.sum_base = s * G;
+                    m.sum_span = G;
+                    m.sum_from = (l + G - k) % G;
+                    m.sum_count = k + 1;
+                    if (k) {
+                        m.combine = CFG_COMBINE_ADD;
+                        wait_for(&m, h->p1[i1(h, s, left, k - 1, p, j)], 0);
+                    } else {
+                        uint64_t w = q - HIER_WINDOW;
+                        m.combine = CFG_COMBINE_OWN;
+                        wait_for(&m, q < HIER_WINDOW ? last_at[s * G + l]
+                                                     : p1_final(h, s, l, hier_part(h, s, w), w % h->ns),
+                                 0);
+                    }
+                    if (!hier_step(h, s * G + l, s * G + (l + 1) % G, true, c, p, j, &m,
+                                   &h->p1[i1(h, s, l, k, p, j)]))
+                        return false;
+                }
+    return true;
+}
+
+static bool hier_phase2(struct hier *h, const uint32_t *last_at)
+{
+    uint32_t N = h->N, G = h->G;
+    for (uint32_t k = 0; k < 2 * (N - 1); k++)
+        for (uint64_t j = 0; j < h->ns; j++)
+            for (uint32_t l = 0; l < G; l++)
+                for (uint32_t s = 0; s < N; s++) {
+                    uint32_t p = (s + N - k % N) % N, prev = (s + N - 1) % N;
+                    struct cfg_msg m = h->proto;
+                    uint32_t mine = p1_final(h, s, l, p, j); /* the server's sum, less l's own */
+                    if (!k) {
+                        m.combine = G > 1 ? CFG_COMBINE_ADD : CFG_COMBINE_OWN;
+                        wait_for(&m, G > 1 ? mine : last_at[s * G + l], 0);
+                        m.sum_from = s * G;
+                        m.sum_count = G;
+                    } else if (k < N) {
+                        m.combine = G > 1 ? CFG_COMBINE_ADD2 : CFG_COMBINE_ADD;
+                        wait_for(&m, h->p2[i2(h, l, k - 1, prev, j)], G > 1 ? mine : 0);
+                        m.sum_from = ((s + N - k) % N) * G;
+                        m.sum_count = (k + 1) * G;
+                    } else {
+                        m.combine = CFG_COMBINE_COPY;
+                        wait_for(&m, h->p2[i2(h, l, k - 1, prev, j)], 0);
+                        m.sum_from = 0;
+                        m.sum_count = N * G;
+                    }
+                    if (!hier_step(h, s * G + l, ((s + 1) % N) * G + l, false, l, p, j, &m,
+                                   &h->p2[i2(h, l, k, s, j)]))
+                        return false;
+                }
+    return true;
+}
+
+static bool hier_phase3(struct hier *h)
+{
+    uint32_t N = h->N, G = h->G;
+    for (uint32_t k = 0; k + 1 < G; k++)
+        for (uint32_t p = 0; p < N; p++)
+            for (uint64_t j = 0; j < h->ns; j++)
+                for (uint32_t s = 0; s < N; s++)
+                    for (uint32_t l = 0; l < G; l++) {
+                        struct cfg_msg m = h->proto;
+                        m.sum_from = 0;
+                        m.sum_count = N * G;
+                        m.combine = CFG_COMBINE_COPY;
+                        uint32_t mine = p1_final(h, s, l, p, j), prev = (s + N - 1) % N;
+                        if (k) {
+                            wait_for(&m, h->p3[i3(h, s, (l + G - 1) % G, k - 1, p, j)], 0);
+                        } else if (N == 1) {
+                            m.combine = CFG_COMBINE_ADD; /* the server's sum is the whole */
+                            wait_for(&m, mine, 0);
+                        } else if (p == (s + 1) % N) {
+                            /* the part this GPU completed itself in phase 2: added again */
+                            m.combine = CFG_COMBINE_ADD2;
+                            wait_for(&m, h->p2[i2(h, l, N - 2, prev, j)], mine);
+                        } else {
+                            /* the part as phase 2's all-gather brought it */
+                            wait_for(&m, h->p2[i2(h, l, N - 1 + (s + N - p) % N, prev, j)], 0);
+                        }
+                        if (!hier_step(h, s * G + l, s * G + (l + 1) % G, true, (l + G - k) % G, p,
+                                       j, &m, &h->p3[i3(h, s, l, k, p, j)]))
+                            return false;
+                    }
+    return true;
+}
+
+static bool hierarchical_all_reduce(struct loader *L, struct cfg_coll *co, uint32_t coll,
+                                    const struct cfg_msg *proto, uint32_t *last_at)
+{
+    uint32_t n = co->nranks, G = co->gpus, N = n / G;
+    struct hier h = {.L = L, .co = co, .proto = *proto, .N = N, .G = G, .e = co->size / 4};
+    h.proto.coll = coll;
+    uint64_t widest = ((h.e + G - 1) / G + N - 1) / N * 4;
+    h.ns = (widest + co->slice - 1) / co->slice;
+    uint64_t nv = (uint64_t)N * G * (G - 1) * N * h.ns, net = (uint64_t)G * 2 * (N - 1) * N * h.ns;
+    if (2 * nv + net + L->cfg->nmsgs > CFG_MAX_MESSAGES)
+        return sim__fail_at(L, &co->pos, "more than %d messages", CFG_MAX_MESSAGES);
+    h.p1 = sim__xcalloc(nv ? nv : 1, sizeof *h.p1);
+    h.p2 = sim__xcalloc(net ? net : 1, sizeof *h.p2);
+    h.p3 = sim__xcalloc(nv ? nv : 1, sizeof *h.p3);
+    bool ok = hier_phase1(&h, last_at) && hier_phase2(&h, last_at) && hier_phase3(&h);
+    /* A GPU starts the next size once the last slice of the last step has
+     * reached it: over NVLink, the last slice of the part its right
+     * neighbour's rail brought last, s + 2 (phase 2's all-gather brings
+     * s, s - 1, ..., s + 2), as slices between two GPUs keep their order. */
+    for (uint32_t s = 0; ok && s < N; s++)
+        for (uint32_t l = 0; l < G; l++)
+            last_at[s * G + l] = G > 1 ? h.p3[i3(&h, s, (l + G - 1) % G, G - 2, N > 1 ? (s + 2) % N : 0,
+                                                 h.ns - 1)]
+                                       : h.p2[i2(&h, l, 2 * (N - 1) - 1, (s + N - 1) % N, h.ns - 1)];
+    free(h.p1);
+    free(h.p2);
+    free(h.p3);
+    return ok;
+}
+
 static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const struct cfg_msg *proto,
                    uint32_t *last_at)
 {
+    if (co->algorithm == CFG_ALG_HIERARCHICAL) {
+        co->first_msg = (uint32_t)L->cfg->nmsgs;
+        bool ok = hierarchical_all_reduce(L, co, coll, proto, last_at);
+        co->nmsgs = (uint32_t)(L->cfg->nmsgs - co->first_msg);
+        return ok;
+    }
     if (co->algorithm == CFG_ALG_TREE) {
         co->first_msg = (uint32_t)L->cfg->nmsgs;
         bool ok = tree_all_reduce(L, co, coll, proto, last_at);
@@ -410,6 +638,50 @@ static bool expand(struct loader *L, struct cfg_coll *co, uint32_t coll, const s
     return true;
 }
 
+/* A hierarchical collective's ranks, grouped by server (its NVSwitch),
+ * servers in the order they first appear and GPUs of one server in the
+ * order they do: rank s*G + l is GPU l of server s. Every server must
+ * bring the same number G of GPUs. */
+static bool by_server(struct loader *L, struct fy_node *at, uint32_t *ranks, uint32_t n,
+                      uint32_t *gpus)
+{
+    const struct sim_config *cfg = L->cfg;
+    uint32_t *sorted = sim__xmalloc(n * sizeof *sorted), *servers = sim__xcalloc(n, sizeof *servers);
+    uint32_t nservers = 0, k = 0;
+    bool ok = true;
+    for (uint32_t r = 0; ok && r < n; r++) {
+        const struct cfg_node *h = &cfg->nodes[ranks[r]];
+        if (!h->nvswitch)
+            ok = sim__fail(L, at, "algorithm: hierarchical: host '%s' has no NVLink to the other "
+                                  "GPUs of its server (rail generator: server: gpu8, or nvlink)",
+                           h->name);
+        bool seen = false;
+        for (uint32_t i = 0; i < nservers; i++)
+            seen |= servers[i] == h->nvswitch;
+        if (ok && !seen)
+            servers[nservers++] = h->nvswitch;
+    }
+    for (uint32_t i = 0; ok && i < nservers; i++) {
+        uint32_t here = 0;
+        for (uint32_t r = 0; r < n; r++)
+            if (cfg->nodes[ranks[r]].nvswitch == servers[i]) {
+                sorted[k++] = ranks[r];
+                here++;
+            }
+        if (!i)
+            *gpus = here;
+        else if (here != *gpus)
+            ok = sim__fail(L, at, "algorithm: hierarchical: every server needs as many GPUs "
+                                  "among the hosts (%u in the first server, %u in that of '%s')",
+                           *gpus, here, cfg->nodes[sorted[k - 1]].name);
+    }
+    if (ok)
+        memcpy(ranks, sorted, n * sizeof *ranks);
+    free(sorted);
+    free(servers);
+    return ok;
+}
+
 bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
 {
     static const char *const keys[] = {"kind", "algorithm", "hosts", "size", "sizes", "slice",
@@ -427,11 +699,17 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
             return false;
         if (!strcmp(alg, "tree"))
             algorithm = CFG_ALG_TREE;
+        else if (!strcmp(alg, "hierarchical"))
+            algorithm = CFG_ALG_HIERARCHICAL;
         else if (strcmp(alg, "ring"))
-            return sim__fail(L, v[K_ALGORITHM], "algorithm: '%s' is not ring or tree", alg);
+            return sim__fail(L, v[K_ALGORITHM], "algorithm: '%s' is not ring, tree or hierarchical",
+                             alg);
         if (algorithm == CFG_ALG_TREE && kind != CFG_COLL_ALL_REDUCE)
             return sim__fail(L, v[K_ALGORITHM],
                              "algorithm: tree runs all-reduce only (as NCCL's does), not %s", what);
+        if (algorithm == CFG_ALG_HIERARCHICAL && kind != CFG_COLL_ALL_REDUCE)
+            return sim__fail(L, v[K_ALGORITHM], "algorithm: hierarchical runs all-reduce only, not %s",
+                             what);
     }
     struct cfg_msg proto = {.qp = 1, .op = SIM_OP_WRITE_IMM, .pos = sim__pos(L, gen)};
     uint64_t slice = COLL_DEFAULT_SLICE;
@@ -463,6 +741,9 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
             ok = sim__fail(L, v[K_SIZE] ? v[K_SIZE] : v[K_SIZES],
                            "%s: a size must be a whole number of 4-byte elements, at least one "
                            "per rank (%zu bytes here)", what, 4 * nranks);
+    uint32_t gpus = 0;
+    if (ok && algorithm == CFG_ALG_HIERARCHICAL)
+        ok = by_server(L, v[K_HOSTS] ? v[K_HOSTS] : gen, ranks, (uint32_t)nranks, &gpus);
     struct sim_config *cfg = L->cfg;
     /* per rank, the arrival that ended the collective before (the tree's:
      * in each of its trees) */
@@ -477,6 +758,7 @@ bool sim__collective(struct loader *L, struct fy_node *gen, unsigned kind)
             .nranks = (uint32_t)nranks,
             .size = sizes[i],
             .slice = slice,
+            .gpus = gpus,
             .pos = proto.pos,
         };
         memcpy(co->ranks, ranks, nranks * sizeof *ranks);

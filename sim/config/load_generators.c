@@ -204,10 +204,17 @@ static bool fat_tree(struct gen *g, struct fy_node **v, const struct cfg_link_pa
     return true;
 }
 
+/* NCCL's own cost model charges an NVLink ring step 0.47 us of hardware
+ * latency with its LL protocol (src/graph/tuning.cc, hwLat, NVLink, ring):
+ * a slice crossing the NVSwitch from one GPU's memory to another's. */
+#define NVLINK_STEP_LATENCY (470 * SIM_NS)
+
 /* Each NIC of a server is a host of its own, s{server}n{rail}, on its
  * own link to its rail switch; with server: gpu8 each gets the PCIe tree
  * of its place in an 8-GPU server, the first half of the rails on
- * socket0, the rest on socket1. */
+ * socket0, the rest on socket1. The GPUs beside a server's NICs share
+ * its NVSwitch (nvlink: a generation; 4 by default with gpu8, none with
+ * plain), which hierarchical collectives use between them. */
 static bool rail(struct gen *g, struct fy_node **v, const struct cfg_link_params *host_p,
                  const struct cfg_link_params *fabric_p)
 {
@@ -227,6 +234,15 @@ static bool rail(struct gen *g, struct fy_node **v, const struct cfg_link_params
             return sim__fail(g->L, v[3], "rail server: '%s' is not gpu8 or plain", buf);
         gpu8 = !strcmp(buf, "gpu8");
     }
+    uint32_t generation = gpu8 ? 4 : 0;
+    struct cfg_nvswitch nvs = {.latency = NVLINK_STEP_LATENCY, .ports = (uint32_t)rails};
+    if ((v[6] && !sim__get_u32(g->L, v[6], "rail nvlink", 3, 5, &generation)) ||
+        (v[7] && !sim__get_time(g->L, v[7], "rail nvlink_latency", &nvs.latency)))
+        return false;
+    if (v[7] && !generation)
+        return sim__fail(g->L, v[7], "rail nvlink_latency: the servers have no NVLink (give "
+                                     "nvlink: 3, 4 or 5, or server: gpu8)");
+    nvs.rate = sim__nvlink_rate(generation);
     if (servers * rails > MAX_GENERATED_HOSTS)
         return sim__fail(g->L, v[0], "rail: more than %d hosts", MAX_GENERATED_HOSTS);
     if (!fits(g, "rail", servers * rails, rails + spines, rails * spines + servers * rails))
@@ -247,7 +263,12 @@ static bool rail(struct gen *g, struct fy_node **v, const struct cfg_link_params
     for (uint64_t r = 0; r < rails; r++)
         for (uint64_t j = 0; j < spines; j++)
             add_link(g, rail0 + (uint32_t)r, spine0 + (uint32_t)j, fabric_p);
-    for (uint64_t i = 0; i < servers; i++)
+    struct sim_config *cfg = g->L->cfg;
+    for (uint64_t i = 0; i < servers; i++) {
+        if (generation) {
+            SIM_GROW(cfg->nvswitches, cfg->capnvswitches, cfg->nnvswitches);
+            cfg->nvswitches[cfg->nnvswitches++] = nvs;
+        }
         for (uint64_t r = 0; r < rails; r++) {
             char name[256];
             snprintf(name, sizeof name, "%ss%llun%llu", g->prefix, (unsigned long long)i,
@@ -257,7 +278,12 @@ static bool rail(struct gen *g, struct fy_node **v, const struct cfg_link_params
             add_link(g, idx, rail0 + (uint32_t)r, host_p);
             if (gpu8)
                 sim__pcie_gpu_server_nic(g->L, idx, 2 * r >= rails);
+            if (generation) {
+                cfg->nodes[idx].nvswitch = (uint32_t)cfg->nnvswitches;
+                cfg->nodes[idx].nvlink_port = (uint32_t)r;
+            }
         }
+    }
     return true;
 }
 
@@ -268,7 +294,8 @@ static const char *const leaf_spine_keys[] = {"leaves", "spines", "hosts_per_lea
                                               "fabric_link", "kind", "prefix", NULL};
 static const char *const fat_tree_keys[] = {"k", "host_link", "fabric_link", "kind", "prefix", NULL};
 static const char *const rail_keys[] = {"servers", "rails", "spines", "server", "host_link",
-                                        "fabric_link", "kind", "prefix", NULL};
+                                        "fabric_link", "nvlink", "nvlink_latency", "kind",
+                                        "prefix", NULL};
 
 static size_t nkeys(const char *const *keys)
 {
@@ -303,7 +330,7 @@ bool sim__topology_generator(struct loader *L, struct fy_node *gen,
     else
         return sim__fail(L, kind_n, "generate kind: '%s' is not star, dumbbell, leaf-spine, fat-tree "
                                     "or rail", kind);
-    struct fy_node *v[9];
+    struct fy_node *v[11];
     if (!sim__fields(L, gen, kind, keys, v))
         return false;
     size_t n = nkeys(keys);

@@ -79,10 +79,12 @@ bool sim__coll_check(const struct sim_network *net, uint32_t msg)
     const struct sim_host *dst = (const struct sim_host *)net->nodes[m->dst];
     const uint8_t *got = dst->mrs[net->msgs[msg].rmr].bytes;
     uint64_t seed = net->cfg->seed, first = m->coll_off / 4;
+    uint32_t span = m->sum_span ? m->sum_span : co->nranks;
     for (uint64_t i = 0; i < m->size / 4; i++) {
         uint32_t want = 0;
         for (uint32_t k = 0; k < m->sum_count; k++)
-            want += sim__coll_element(seed, m->coll, (m->sum_from + k) % co->nranks, first + i);
+            want += sim__coll_element(seed, m->coll, m->sum_base + (m->sum_from + k) % span,
+                                      first + i);
         if (get_le32(got + 4 * i) != want)
             return false;
     }

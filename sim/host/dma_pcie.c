@@ -547,8 +547,10 @@ void sim__pcie_create(struct sim_network *net)
             nic->pcie->qps[q].rung = SIM_TIME_NEVER;
         nic->dma = &sim__dma_pcie;
     }
-    /* Copies between GPUs are placed on the links before the run, in the
-     * order they start: messages' bursts fill the gaps they leave. */
+    /* Copies over PCIe are placed on the links before the run, in the
+     * order they start: messages' bursts fill the gaps they leave. NVLink
+     * copies run as events, sharing the GPUs' NVLinks while they overlap:
+     * each starts its GPU's copy_latency after it is asked for. */
     const struct sim_pcie_config *pc = cfg->pcie;
     net->pcie->copies = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *net->pcie->copies);
     size_t *order = sim__xcalloc(pc->ncopies ? pc->ncopies : 1, sizeof *order);
@@ -561,10 +563,15 @@ void sim__pcie_create(struct sim_network *net)
     for (size_t k = 0; k < pc->ncopies; k++) {
         const struct cfg_pcie_copy *c = &pc->copies[order[k]];
         struct sim_host *h = (struct sim_host *)net->nodes[c->host];
-        net->pcie->copies[order[k]] = (struct sim_pcie_copy_time){
-            .start = c->start,
-            .end = sim__pcie_copy(h->nic.pcie, c->via, c->from, c->to, c->start, c->size),
-        };
+        struct sim_pcie_copy_time *run = &net->pcie->copies[order[k]];
+        run->start = c->start;
+        if (c->via == PCIE_COPY_NVLINK) {
+            net->transfers_left++;
+            sim_schedule(net->sim, c->start + h->nic.pcie->cfg->nodes[c->from].copy_latency,
+                         &h->node.comp, SIM_HOST_COPY, run);
+        } else {
+            run->end = sim__pcie_copy(h->nic.pcie, c->via, c->from, c->to, c->start, c->size);
+        }
     }
     free(order);
     run_cxl(net);
@@ -579,6 +586,46 @@ void sim__pcie_create(struct sim_network *net)
         sim__pcie_place(cfg, dst->nic.pcie->cfg, m->mem[1], &r->place);
         l->msg = r->msg = (uint32_t)i;
     }
+}
+
+static void arm_nvlink(struct sim_host *h)
+{
+    struct sim_pcie_host *ph = h->nic.pcie;
+    sim_time_t next = sim__nvlink_next(ph->nvlink);
+    if (next != SIM_TIME_NEVER)
+        sim_timer_arm(&ph->nvlink_end, h->node.comp.sim, next, &h->node.comp, SIM_HOST_NVLINK, NULL);
+}
+
+void sim__pcie_copy_event(struct sim_host *h, void *ptr)
+{
+    struct sim_network *net = h->node.net;
+    uint32_t id = (uint32_t)((struct sim_pcie_copy_time *)ptr - net->pcie->copies);
+    const struct cfg_pcie_copy *c = &net->cfg->pcie->copies[id];
+    struct sim_pcie_host *ph = h->nic.pcie;
+    sim__nvlink_start(ph->nvlink, sim_now(h->node.comp.sim), id, c->from, c->to, c->size);
+    /* the shares changed, so the end armed before may now come later */
+    sim_timer_cancel(&ph->nvlink_end);
+    arm_nvlink(h);
+}
+
+void sim__pcie_nvlink_event(struct sim_host *h)
+{
+    struct sim_network *net = h->node.net;
+    struct sim_pcie_host *ph = h->nic.pcie;
+    sim_time_t now = sim_now(h->node.comp.sim);
+    if (!sim_timer_fire(&ph->nvlink_end, now))
+        return;
+    uint32_t done[64];
+    size_t n;
+    while ((n = sim__nvlink_finish(ph->nvlink, now, done, sizeof done / sizeof done[0]))) {
+        for (size_t i = 0; i < n; i++) {
+            net->pcie->copies[done[i]].end = now;
+            sim__transfer_finished(net);
+        }
+        if (n < sizeof done / sizeof done[0])
+            break;
+    }
+    arm_nvlink(h);
 }
 
 void sim__pcie_destroy(struct sim_network *net)

@@ -124,8 +124,13 @@ static void post_send(struct sim_host *h, uint32_t id)
     struct sim_network *net = h->node.net;
     const struct cfg_msg *m = &net->cfg->msgs[id];
     struct sim_msg *msg = &net->msgs[id];
-    struct sim_qp *qp = qp_of(h, id);
     sim__coll_source(h, id);
+    if (m->nvlink) {
+        msg->posted = sim_now(h->node.comp.sim);
+        sim__nvswitch_send(sim__nvswitch_of(net, m->src), id);
+        return;
+    }
+    struct sim_qp *qp = qp_of(h, id);
     if (qp->sq_tail - qp->sq_head == qp->sq_cap) {
         uint32_t cap = qp->sq_cap ? qp->sq_cap * 2 : 16;
         struct sim_wqe *sq = sim__xcalloc(cap, sizeof *sq);
@@ -253,6 +258,12 @@ static void host_handle(struct sim_component *c, const struct sim_event *ev)
         break;
     case SIM_HOST_KERNEL_RX:
         sim__iw_kernel_event(&h->nic);
+        break;
+    case SIM_HOST_COPY:
+        sim__pcie_copy_event(h, ev->ptr);
+        break;
+    case SIM_HOST_NVLINK:
+        sim__pcie_nvlink_event(h);
         break;
     }
 }

@@ -104,6 +104,18 @@ sim_time_t sim__dma_pcie_completion_alone(const struct sim_nic *nic);
  * the configuration models PCIe; net->pcie stays NULL otherwise. */
 void sim__pcie_create(struct sim_network *net);
 void sim__pcie_destroy(struct sim_network *net);
+/* A server's NVSwitch (nvswitch.c): one per cfg->nvswitches, built when
+ * a message goes over NVLink (cfg_msg.nvlink). */
+struct sim_nvswitch;
+void sim__nvswitches_create(struct sim_network *net);
+/* The NVSwitch of host node `node`'s server; NULL: none. */
+struct sim_nvswitch *sim__nvswitch_of(const struct sim_network *net, uint32_t node);
+/* Message msg leaves its source GPU over the NVSwitch now. */
+void sim__nvswitch_send(struct sim_nvswitch *sw, uint32_t msg);
+/* The host's COPY event: NVLink copy ptr (in net->pcie->copies) starts. */
+void sim__pcie_copy_event(struct sim_host *h, void *ptr);
+/* The host's NVLINK event: transfers through by now end. */
+void sim__pcie_nvlink_event(struct sim_host *h);
 
 /* ---- the transport ---------------------------------------------------------- */
 struct sim_transport_ops {
@@ -371,7 +383,9 @@ sim_time_t sim__nic_place(struct sim_nic *nic, uint32_t mr, uint64_t off, const 
     X(QP_REORDER, "qp-reorder") /* a gap in requests stayed open (nic.ooo) */ \
     X(TCP_RTO, "tcp-rto")       /* a TCP endpoint's retransmission timer (iWARP) */ \
     X(TCP_DELACK, "tcp-delack") /* a TCP endpoint's delayed ACK is due (iWARP) */ \
-    X(KERNEL_RX, "kernel-rx")   /* the kernel has processed a TCP segment (tcp) */
+    X(KERNEL_RX, "kernel-rx")   /* the kernel has processed a TCP segment (tcp) */ \
+    X(COPY, "copy")             /* a GPU's DMA engine starts an NVLink copy */ \
+    X(NVLINK, "nvlink")         /* the next NVLink transfer in flight ends */
 
 enum sim_host_event {
 #define SIM__HOST_EV(name, str) SIM_HOST_##name,

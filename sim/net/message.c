@@ -1,5 +1,6 @@
 /* message.c - the life of a message as the network counts it: its status
- * names, and the end of the run once the last one has finished.
+ * names, and the end of the run once the last one has finished, and the
+ * last of the other work the workload runs beside them (NVLink copies).
  */
 #include "net/net.h"
 
@@ -16,6 +17,12 @@ const char *sim__msg_status_name(unsigned st)
 void sim__message_finished(struct sim_network *net, uint32_t msg)
 {
     (void)msg;
-    if (++net->finished == net->nmsgs)
+    if (++net->finished == net->nmsgs && !net->transfers_left)
+        sim_stop(net->sim);
+}
+
+void sim__transfer_finished(struct sim_network *net)
+{
+    if (!--net->transfers_left && net->finished == net->nmsgs)
         sim_stop(net->sim);
 }

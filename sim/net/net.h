@@ -412,6 +412,7 @@ struct sim_conn {
 
 /* ---- the network ---------------------------------------------------------------- */
 struct sim_pcie_net;
+struct sim_nvswitch;
 struct sim_monitor;
 struct sim_faults;
 struct sim_pfc_hook;
@@ -447,6 +448,8 @@ struct sim_network {
     /* Where a NIC encodes a frame before keeping all but its fill. */
     uint8_t tx_bytes[SIM_FRAME_MAX];
     uint64_t finished; /* messages completed or failed */
+    uint64_t transfers_left; /* workload work beside messages still running (NVLink copies) */
+    struct sim_nvswitch **nvswitches; /* per cfg->nvswitches, when messages use them; else NULL */
     struct sim_monitor *monitor; /* the monitor and its records (observe/observe.h) */
     struct sim_faults *faults;   /* link faults (fault.c); NULL without */
     struct sim_pfc_hook *pfc_hooks; /* observers of PFC events (pfc.h) */
@@ -477,6 +480,9 @@ static inline void sim__setup_progress(const struct sim_network *net, const char
 
 /* A message finished (either way); ends the run after the last one. */
 void sim__message_finished(struct sim_network *net, uint32_t msg);
+/* Work beside the messages (net->transfers_left) finished; ends the run
+ * if it was the last of everything. */
+void sim__transfer_finished(struct sim_network *net);
 
 /* ---- link faults (fault.c) -------------------------------------------------------- */
 /* A component that takes links down and up at the configured times. */

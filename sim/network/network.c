@@ -458,6 +458,7 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
     sim__monitor_create(net);
     sim__faults_create(net);
     sim__pcie_create(net);
+    sim__nvswitches_create(net);
     /* after the PCIe trees: with them, a completion ends in memory */
     for (size_t i = 0; i < net->cfg->nmsgs; i++)
         net->msgs[i].ideal = sim__ideal_time(net, (uint32_t)i);
@@ -491,6 +492,7 @@ void sim_network_destroy(struct sim_network *net)
     free(net->pcaps);
     sim__output_dirs_release(net, false);
     sim_destroy(net->sim);
+    free(net->nvswitches);
     sim__monitor_destroy(net);
     sim__faults_destroy(net);
     for (size_t i = 0; i < net->nports; i++) {
@@ -515,14 +517,14 @@ double sim_network_progress(const struct sim_network *net)
 {
     if (net->cfg->stop != SIM_TIME_NEVER)
         return net->cfg->stop ? (double)sim_now(net->sim) / (double)net->cfg->stop : 1;
-    return net->nmsgs ? (double)net->finished / (double)net->nmsgs : 1;
+    return net->nmsgs ? (double)net->finished / (double)net->nmsgs : net->transfers_left ? 0 : 1;
 }
 
 bool sim_network_run(struct sim_network *net)
 {
     if (net->split)
         return sim__split_run(net);
-    if (net->finished < net->nmsgs)
+    if (net->finished < net->nmsgs || net->transfers_left)
         sim_run(net->sim, net->cfg->stop);
     for (size_t i = 0; i < net->nports; i++)
         sim__port_settle(&net->ports[i]);

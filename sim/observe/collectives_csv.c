@@ -47,9 +47,13 @@ static void result(const struct sim_network *net, const struct cfg_coll *co, str
     r->busbw = r->algbw * factor;
 }
 
-static const char *algorithm(const struct cfg_coll *co)
+/* The table's column is six wide: there hierarchical is "hier". */
+static const char *algorithm(const struct cfg_coll *co, bool table)
 {
-    return co->kind == CFG_COLL_ALL_TO_ALL ? "direct" : co->algorithm == CFG_ALG_TREE ? "tree" : "ring";
+    return co->kind == CFG_COLL_ALL_TO_ALL          ? "direct"
+           : co->algorithm == CFG_ALG_TREE         ? "tree"
+           : co->algorithm == CFG_ALG_HIERARCHICAL ? (table ? "hier" : "hierarchical")
+                                                   : "ring";
 }
 
 void sim__coll_write_csv(const struct sim_network *net, FILE *f)
@@ -61,7 +65,7 @@ void sim__coll_write_csv(const struct sim_network *net, FILE *f)
         struct coll_result r;
         result(net, co, &r);
         fprintf(f, "%zu,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%u,", i, sim__coll_name(co->kind),
-                algorithm(co), co->nranks, co->size, co->slice,
+                algorithm(co, false), co->nranks, co->size, co->slice,
                 co->nmsgs);
         if (r.end)
             fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,ok,", r.start, r.end,
@@ -87,7 +91,7 @@ void sim__coll_write_table(const struct sim_network *net, FILE *f)
         struct coll_result r;
         result(net, co, &r);
         fprintf(f, "  %14s %6s %5u %12" PRIu64 " %12" PRIu64 " %6s %6s ", sim__coll_name(co->kind),
-                algorithm(co), co->nranks, co->size, co->size / 4, "int32",
+                algorithm(co, true), co->nranks, co->size, co->size / 4, "int32",
                 co->kind == CFG_COLL_ALL_REDUCE || co->kind == CFG_COLL_REDUCE_SCATTER ? "sum"
                                                                                       : "none");
         if (r.end)

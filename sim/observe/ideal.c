@@ -8,7 +8,9 @@
  * through (net/port.c, fabric/switch.c); a NIC's pipelines lengthen the
  * first and last hop. With PCIe modelled, the completion is done when its
  * entry is in memory: the requester's NIC writing it, alone on its PCIe
- * path, and the root complex's write latency follow the last packet.
+ * path, and the root complex's write latency follow the last packet. A
+ * step over a server's NVSwitch takes its bytes at the NVLink rate and
+ * the switch's latency.
  */
 #include <stdlib.h>
 
@@ -140,6 +142,10 @@ sim_time_t sim__base_rtt(const struct sim_network *net, uint32_t conn, int side)
 sim_time_t sim__ideal_time(const struct sim_network *net, uint32_t id)
 {
     const struct cfg_msg *m = &net->cfg->msgs[id];
+    if (m->nvlink) { /* alone on its NVLinks, then the NVSwitch's latency */
+        const struct cfg_nvswitch *sw = &net->cfg->nvswitches[net->cfg->nodes[m->src].nvswitch - 1];
+        return sw->latency + (sim_time_t)((double)m->size * 8 / (double)sw->rate * (double)SIM_S + 0.5);
+    }
     const struct sim_conn *c = &net->conns[net->msgs[id].conn];
     int req_side = c->host[0] == m->src ? 0 : 1;
     const struct sim_qp *rq = c->qp[req_side], *rs = c->qp[1 - req_side];

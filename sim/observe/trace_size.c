@@ -75,7 +75,8 @@ uint64_t sim_network_trace_estimate(const struct sim_network *net, size_t *files
             ++*files;
         }
     for (size_t i = 0; *files && i < net->nmsgs; i++)
-        message(net, i, bytes);
+        if (!net->cfg->msgs[i].nvlink) /* over an NVSwitch: no frame */
+            message(net, i, bytes);
     uint64_t total = 0;
     for (size_t i = 0; i < net->nports; i++) {
         uint64_t b = bytes[i];

@@ -3,10 +3,8 @@
  * NVSwitch):
  *
  *   nvlink   gpu0 ==NVLink==> NVSwitch ==NVLink==> gpu1
- *            each GPU's NVLink bandwidth is its own (NVIDIA's per-GPU
- *            figure, one way half of it); the NVSwitch joins every GPU to
- *            every other at that rate, so a copy takes the source's
- *            sending side and the destination's receiving side at once
+ *            run as events by the host, sharing each GPU's NVLink with
+ *            the other transfers in flight (nvlink.c); not here
  *   p2p      gpu0 -> switch (-> root complex) -> gpu1
  *            the source's DMA engine writes the destination's memory as
  *            PCIe peer-to-peer TLPs (tree.c's path, pcie-bench's costs)
@@ -15,25 +13,16 @@
  *            staged through host memory is (cudaMemcpy device to host,
  *            then host to device)
  *
- * Every copy starts its GPU's copy_latency after it is asked for. NVLink
- * carries the data as one burst at the link's data rate: NVIDIA's figures
- * are what a GPU moves, so no further packet overhead is charged.
+ * Every copy starts its GPU's copy_latency after it is asked for.
  */
 #include "config/cfg_pcie.h"
 #include "pcie/pcie.h"
-
-static sim_time_t ser(uint64_t len, uint64_t fs) { return (sim_time_t)((len * fs + 999) / 1000); }
 
 sim_time_t sim__pcie_copy(struct sim_pcie_host *ph, unsigned via, uint32_t from, uint32_t to,
                           sim_time_t t, uint64_t len)
 {
     const struct cfg_pcie *cfg = ph->cfg;
     sim_time_t begin = t + cfg->nodes[from].copy_latency;
-    if (via == PCIE_COPY_NVLINK) {
-        sim_time_t dur = ser(len, ph->nv_out[from].fs);
-        sim_time_t out = sim__pcie_reserve(&ph->nv_out[from], 0, begin, dur);
-        return sim__pcie_reserve(&ph->nv_in[to], 0, out, dur) + dur;
-    }
     if (via == PCIE_COPY_P2P) {
         struct pcie_route r = {0};
         sim__pcie_build_route(ph, from, to, &r);

@@ -31,6 +31,7 @@
 #include "config/cfg.h"
 #include "config/cfg_pcie.h"
 #include "engine/engine.h"
+#include "engine/timer.h"
 
 /* ---- link cost (link.c) ------------------------------------------------- */
 enum pcie_tlp { PCIE_MWR, PCIE_MRD, PCIE_CPLD, PCIE_TLP_TYPES };
@@ -138,7 +139,8 @@ struct sim_pcie_host {
     struct pcie_credits *credits; /* per node: the NIC's and the GPUs' */
     struct sim_pcie_qp *qps; /* by qpn - SIM_QPN_BASE */
     uint32_t nqps;
-    struct pcie_dir *nv_out, *nv_in; /* per node: a GPU's NVLink into the NVSwitch and back */
+    struct sim_nvlink *nvlink; /* the GPUs' NVLinks through the NVSwitch (NULL: none) */
+    struct sim_timer nvlink_end; /* the host's NVLINK event: the next transfer's end */
     struct pcie_dir *cxl_down, *cxl_up; /* per CXL expander: its link's two directions */
 };
 
@@ -154,10 +156,26 @@ void sim__pcie_free_route(struct pcie_route *r);
 const struct pcie_route *sim__pcie_nic_route(const struct sim_pcie_host *ph, uint16_t place);
 
 /* A copy of len bytes from GPU `from` to GPU `to` (tree nodes) asked
- * for at t, the way `via` says (enum pcie_copy_via; copy.c): returns when
- * the last byte is in the destination GPU. */
+ * for at t over PCIe, peer to peer or through a bounce buffer (enum
+ * pcie_copy_via; copy.c): returns when the last byte is in the
+ * destination GPU. NVLink copies run as events (nvlink.c). */
 sim_time_t sim__pcie_copy(struct sim_pcie_host *ph, unsigned via, uint32_t from, uint32_t to,
                           sim_time_t t, uint64_t len);
+
+/* NVLink through an NVSwitch (nvlink.c): transfers between the GPUs
+ * among `nodes` tree nodes, sharing each GPU's sending and receiving side
+ * of rate_bps max-min fairly while they run. */
+struct sim_nvlink;
+struct sim_nvlink *sim__nvlink_new(uint32_t nodes, uint64_t rate_bps);
+void sim__nvlink_free(struct sim_nvlink *nv);
+/* Transfer `id` of len bytes from GPU `from` to GPU `to` starts at now. */
+void sim__nvlink_start(struct sim_nvlink *nv, sim_time_t now, uint32_t id, uint32_t from,
+                       uint32_t to, uint64_t len);
+/* When the next transfer in flight ends; SIM_TIME_NEVER: none is. */
+sim_time_t sim__nvlink_next(const struct sim_nvlink *nv);
+/* The transfers through by now leave (their ids into done, at most max);
+ * returns how many. */
+size_t sim__nvlink_finish(struct sim_nvlink *nv, sim_time_t now, uint32_t *done, size_t max);
 
 /* A CXL.mem access's latency, part by part (cxl.c); they add up to it. */
 struct sim_cxl_parts {

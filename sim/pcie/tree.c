@@ -192,13 +192,9 @@ struct sim_pcie_host *sim__pcie_host_new(const struct cfg_pcie *cfg, struct sim 
             ph->credits[i].heap = sim__xcalloc(nd->read_credits, sizeof *ph->credits[i].heap);
         }
     }
-    if (cfg->nvlink_rate) {
-        ph->nv_out = sim__xcalloc(nn, sizeof *ph->nv_out);
-        ph->nv_in = sim__xcalloc(nn, sizeof *ph->nv_in);
-        uint64_t fs = sim__pcie_fs_per_byte((double)cfg->nvlink_rate);
-        for (uint32_t i = 0; i < nn; i++)
-            ph->nv_out[i].fs = ph->nv_in[i].fs = fs;
-    }
+    if (cfg->nvlink_rate)
+        ph->nvlink = sim__nvlink_new(nn, cfg->nvlink_rate);
+    sim_timer_init(&ph->nvlink_end);
     ph->cxl_down = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_down);
     ph->cxl_up = sim__xcalloc(cfg->ncxl + 1, sizeof *ph->cxl_up);
     for (uint32_t i = 0; i < cfg->ncxl; i++)
@@ -231,13 +227,8 @@ void sim__pcie_host_free(struct sim_pcie_host *ph)
         sim__pcie_free_route(&ph->gpu_mem[i]);
         free(ph->gpu_mmio[i].hop);
         sim__pcie_credits_free(&ph->credits[i]);
-        if (ph->nv_out) {
-            sim__pcie_dir_free(&ph->nv_out[i]);
-            sim__pcie_dir_free(&ph->nv_in[i]);
-        }
     }
-    free(ph->nv_out);
-    free(ph->nv_in);
+    sim__nvlink_free(ph->nvlink);
     for (uint32_t i = 0; i < ph->cfg->ncxl; i++) {
         sim__pcie_dir_free(&ph->cxl_down[i]);
         sim__pcie_dir_free(&ph->cxl_up[i]);

@@ -7,8 +7,10 @@ NVIDIA's NVLink figures and pcie-bench's PCIe costs:
     copy of 1 GiB takes copy_latency + size / rate, so its bandwidth is
     the rate within 2% even with the DMA engine's start counted;
   * the NVSwitch joins every GPU to every other: two copies between
-    different pairs both run at the full rate, two into one GPU share its
-    receiving side;
+    different pairs both run at the full rate; copies that share a GPU's
+    sending or receiving side get max-min fair shares of it while they
+    overlap (progressive filling: Bertsekas and Gallager, "Data
+    Networks", 6.5.2), worked out by hand below;
   * PCIe peer to peer: the source GPU's writes, MPS-sized TLPs of 24 bytes
     of overhead each, at the Gen5 x16 link's TLP rate (ACK and UpdateFC
     DLLPs and SKP ordered sets taken out, PCIe Base Specification 5.0
@@ -87,9 +89,38 @@ class Copies(unittest.TestCase):
         alone = COPY_LATENCY + GIB / 450e9 * PS
         self.assertAlmostEqual(int(rows[0]["time_ps"]), alone, delta=alone * 1e-4)
         self.assertEqual(rows[0]["time_ps"], rows[1]["time_ps"])
-        # into gpu4 twice: its receiving side carries both, one after the other
-        ends = sorted(int(r["end_ps"]) for r in rows[2:])
-        self.assertAlmostEqual(ends[1] - ends[0], GIB / 450e9 * PS, delta=alone * 1e-4)
+        # into gpu4 twice at once: its receiving side is shared, half each,
+        # so both end together, after twice the time of one
+        both = COPY_LATENCY + 2 * GIB / 450e9 * PS
+        for r in rows[2:]:
+            self.assertAlmostEqual(int(r["time_ps"]), both, delta=both * 1e-6)
+
+    def test_two_out_of_one_gpu_share_its_link(self):
+        # max-min fair shares of each GPU's sending and receiving side,
+        # S = 256 MiB, C = 450 GB/s one way:
+        #   a: gpu0 -> gpu1   b: gpu0 -> gpu2   c: gpu3 -> gpu2   d: gpu4 -> gpu2
+        # gpu2's receiving side holds three copies, C/3 each; gpu0's sending
+        # side leaves a the rest, 2C/3, so a ends at 1.5 S/C; then b, c and
+        # d keep C/3 (gpu2 is still full) and end at 3 S/C. A copy of gpu5
+        # 1 ms later, alone on its sides, ends as if it were alone.
+        size, rate = 256 * 2**20, 450e9
+        rows = self.copies([f"{{host: server, src: gpu{a}, dst: gpu{b}, size: 256MiB}}"
+                            for a, b in ((0, 1), (0, 2), (3, 2), (4, 2))] +
+                           ["{host: server, src: gpu5, dst: gpu6, size: 256MiB, start: 1ms}"])
+        unit = size / rate * PS
+        want = [1.5 * unit, 3 * unit, 3 * unit, 3 * unit, unit]
+        for r, w in zip(rows, want):
+            self.assertAlmostEqual(int(r["time_ps"]) - COPY_LATENCY, w, delta=2, msg=r)
+
+    def test_a_copy_that_ends_gives_its_share_back(self):
+        # gpu0 -> gpu1 of S and gpu0 -> gpu2 of 3S: C/2 each until the first
+        # ends at 2S/C, then the second alone at C for its last 2S: 4S/C
+        size, rate = 64 * 2**20, 450e9
+        rows = self.copies(["{host: server, src: gpu0, dst: gpu1, size: 64MiB}",
+                            "{host: server, src: gpu0, dst: gpu2, size: 192MiB}"])
+        unit = size / rate * PS
+        self.assertAlmostEqual(int(rows[0]["time_ps"]) - COPY_LATENCY, 2 * unit, delta=2)
+        self.assertAlmostEqual(int(rows[1]["time_ps"]) - COPY_LATENCY, 4 * unit, delta=2)
 
     def test_pcie_peer_to_peer_and_bounce(self):
         rows = self.copies(["{host: server, src: gpu0, dst: gpu1, size: 256MiB, via: p2p}",
