@@ -821,17 +821,6 @@ bool sim_parallel_agree(unsigned nranks, bool ok)
 }
 #endif
 
-#ifdef HAVE_MPI
-/* What a split run cannot yet keep identical to the sequential run. */
-static const char *refused(const struct sim_network *net)
-{
-    /* the hosts of a server meet in their NVSwitch, not only through links */
-    if (net->nvswitches)
-        return "NVLink between the hosts of a server (algorithm: hierarchical)";
-    return NULL;
-}
-#endif
-
 int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, char *err, size_t errcap)
 {
 #ifndef HAVE_MPI
@@ -840,11 +829,6 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     snprintf(err, errcap, "%s: this rdmasim was built without MPI", net->cfg->path);
     return -1;
 #else
-    const char *no = refused(net);
-    if (no) {
-        snprintf(err, errcap, "%s: a run over several MPI ranks does not take %s yet", net->cfg->path, no);
-        return -1;
-    }
     struct sim_split *s = sim__xcalloc(1, sizeof *s);
     if (sim__partition(net, nranks, &s->pt, err, errcap)) {
         free(s);

@@ -20,7 +20,11 @@
  *      pod) goes to the part with the fewest links so far, which spreads
  *      the core evenly.
  * A host attached to no switch (a direct host-to-host link) goes with its
- * peer. The configuration's `partition:` key overrides it.
+ * peer. Where servers join their NIC hosts through an NVSwitch (the rail
+ * generator with NVLink), the hosts meet there and not only through
+ * links, so a server's hosts are one group dealt as a whole, and every
+ * switch joins a part by step 2. The configuration's `partition:` key
+ * overrides it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +72,38 @@ static void deal_leaves(const struct sim_network *net, unsigned nparts, uint32_t
         if (cfg->nodes[i].kind == CFG_HOST)
             part[i] = part[host_anchor(net, (uint32_t)i)];
     free(weight);
+}
+
+/* With NVSwitches: servers (a host without one is a server of its own)
+ * dealt to parts in their order, contiguous and balanced by host count. */
+static void deal_servers(const struct sim_network *net, unsigned nparts, uint32_t *part)
+{
+    const struct sim_config *cfg = net->cfg;
+    size_t hosts = 0, seen = 0;
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        hosts += cfg->nodes[i].kind == CFG_HOST;
+    /* a server's hosts count from its first: they follow it in the part */
+    uint32_t *first = sim__xcalloc(cfg->nnvswitches + 1, sizeof *first);
+    uint32_t *size = sim__xcalloc(cfg->nnvswitches + 1, sizeof *size);
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        if (cfg->nodes[i].kind == CFG_HOST && cfg->nodes[i].nvswitch)
+            size[cfg->nodes[i].nvswitch]++;
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        if (cfg->nodes[i].kind != CFG_HOST)
+            continue;
+        uint32_t s = cfg->nodes[i].nvswitch;
+        if (s && first[s]) {
+            part[i] = part[first[s] - 1];
+            continue;
+        }
+        uint32_t weight = s ? size[s] : 1;
+        part[i] = (uint32_t)((2 * seen + weight) * nparts / (2 * hosts));
+        seen += weight;
+        if (s)
+            first[s] = (uint32_t)i + 1;
+    }
+    free(first);
+    free(size);
 }
 
 static void place_inner_switches(const struct sim_network *net, unsigned nparts, uint32_t *part)
@@ -129,7 +165,10 @@ int sim__partition(const struct sim_network *net, unsigned nparts, struct sim_pa
     } else {
         for (size_t i = 0; i < cfg->nnodes; i++)
             pt->node_part[i] = UNSET;
-        deal_leaves(net, nparts, pt->node_part);
+        if (cfg->nnvswitches)
+            deal_servers(net, nparts, pt->node_part);
+        else
+            deal_leaves(net, nparts, pt->node_part);
         place_inner_switches(net, nparts, pt->node_part);
     }
     pt->lookahead = SIM_TIME_NEVER;
