@@ -165,6 +165,26 @@ class CongestionControl(unittest.TestCase):
             s, w, _ = self.run_flows(tmp, 4, "--set", "nic.dcqcn.clamp_target=true")
             self.assertLess(min(w[1:]), 0.5 * 100e9, w)
 
+    def test_a_cut_after_a_byte_counter_step_sets_the_target(self):
+        """NVIDIA documents that a CNP sets the target rate to the current
+        rate when the rate was raised since the last cut by the byte
+        counter, and with clamp_tgt_rate_after_time_inc (default 1) by the
+        timer too. With ConnectX's defaults (32767-byte counter, 300 us
+        timer) a flow cut every few tens of microseconds never sees its
+        timer expire, only byte counter steps: were those left out, the
+        target would stay at line rate while the rate sat far below it
+        (it did: 100 Gb/s targets at every sample, two of four flows
+        held near 0.4 Gb/s)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, bottleneck(4, stop="5ms", nic=f"dcqcn: {{{validate.CONNECTX}}}"))
+            out = os.path.join(tmp, "out")
+            run_sim(cfg, out)
+            slow = [r for r in table(out, "rates.csv")
+                    if int(r["time_ps"]) > MS and r["dst"] == "h4" and float(r["rate_bps"]) < 0.9 * 100e9]
+            self.assertGreater(len(slow), 0)
+            for r in slow:
+                self.assertLess(float(r["target_bps"]), 0.999 * 100e9, r)
+
     def test_a_flow_joining_keeps_the_link_busy(self):
         """Three flows share the bottleneck; a fourth joins at 10 ms."""
         with tempfile.TemporaryDirectory() as tmp:
