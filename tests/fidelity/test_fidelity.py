@@ -129,7 +129,8 @@ class CongestionControl(unittest.TestCase):
     the first, a Jain index of at least 0.95 over the second half, nothing
     retransmitted. DCQCN's paper rule for the target rate (clamp_target:
     true) cuts the target with every CNP of the first congestion episode
-    and does not meet it."""
+    and does not meet it; nor do NVIDIA's ConnectX defaults, whose 8 flows
+    do not converge."""
 
     def run_flows(self, tmp, n, *args):
         cfg = write_config(tmp, bottleneck(n), f"{n}.yaml")
@@ -164,6 +165,38 @@ class CongestionControl(unittest.TestCase):
                     self.assertEqual(s["fabric"]["cnps_sent"], 0 if cc == "dctcp" else s["fabric"]["cnps_sent"])
             s, w, _ = self.run_flows(tmp, 4, "--set", "nic.dcqcn.clamp_target=true")
             self.assertLess(min(w[1:]), 0.5 * 100e9, w)
+
+    def test_a_cut_after_a_byte_counter_step_sets_the_target(self):
+        """NVIDIA documents that a CNP sets the target rate to the current
+        rate when the rate was raised since the last cut by the byte
+        counter, and with clamp_tgt_rate_after_time_inc (default 1) by the
+        timer too. With ConnectX's defaults (32767-byte counter, 300 us
+        timer) a flow cut every few tens of microseconds never sees its
+        timer expire, only byte counter steps: were those left out, the
+        target would stay at line rate while the rate sat far below it
+        (it did: 100 Gb/s targets at every sample, two of four flows
+        held near 0.4 Gb/s)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, bottleneck(4, stop="5ms", nic=f"dcqcn: {{{validate.CONNECTX}}}"))
+            out = os.path.join(tmp, "out")
+            run_sim(cfg, out)
+            slow = [r for r in table(out, "rates.csv")
+                    if int(r["time_ps"]) > MS and r["dst"] == "h4" and float(r["rate_bps"]) < 0.9 * 100e9]
+            self.assertGreater(len(slow), 0)
+            for r in slow:
+                self.assertLess(float(r["target_bps"]), 0.999 * 100e9, r)
+
+    def test_connectx_defaults_keep_the_link_busy_but_do_not_converge(self):
+        """What docs/config.md and docs/validation.md say of NVIDIA's
+        ConnectX defaults, and why they are not the defaults: 8 flows keep
+        the bottleneck above 90% but keep the shares the first
+        milliseconds left (a byte counter step every 32767 bytes makes the
+        increase proportional to the rate, as the cuts are)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            s, w, per = self.run_flows(tmp, 8, *validate.CONNECTX_SET)
+            self.assertGreaterEqual(min(w[1:]), 0.9 * 100e9, w)
+            self.assertEqual(s["totals"]["retransmitted"], 0)
+            self.assertLess(jain(per), 0.8, per)
 
     def test_a_flow_joining_keeps_the_link_busy(self):
         """Three flows share the bottleneck; a fourth joins at 10 ms."""

@@ -5,8 +5,9 @@
  * the queue pair send a CNP to its peer, at most one per `cnp_interval`.
  *
  * Reaction point (the sender), with current rate RC and target rate RT:
- *   CNP:           RT = RC (with clamp_target, or when the timer raised
- *                  the rate since the last cut); RC = RC (1 - alpha/2);
+ *   CNP:           RT = RC (with clamp_target, or when the timer or the
+ *                  byte counter raised the rate since the last cut);
+ *                  RC = RC (1 - alpha/2);
  *                  alpha = (1 - g) alpha + g;
  *                  the timer, the byte counter and their step counts restart
  *   alpha timer:   no CNP for `alpha_timer`: alpha = (1 - g) alpha
@@ -93,10 +94,12 @@ void sim__dcqcn_cnp(struct sim_qp *qp)
     const struct cfg_dcqcn *d = params(qp);
     sim_time_t now = sim__qp_now(qp);
     /* the paper sets RT = RC on every CNP; NVIDIA's NICs (clamp_tgt_rate
-     * 0) and HPCC's ns-3 (CLAMP_TARGET_RATE 0) only when the rate timer
-     * raised the rate since the last cut, so that the cuts of one
-     * congestion episode keep the target they started from */
-    if (d->clamp_target || cc->t > 0)
+     * 0) only when the rate was raised since the last cut: by the byte
+     * counter, or by the timer (clamp_tgt_rate_after_time_inc, default
+     * 1), so that the cuts of one congestion episode keep the target they
+     * started from. HPCC's ns-3 (CLAMP_TARGET_RATE 0) has no byte counter
+     * and asks the timer only. */
+    if (d->clamp_target || cc->t > 0 || cc->bc > 0)
         cc->rt = cc->rc;
     cc->rc *= 1 - cc->alpha / 2;
     if (cc->rc < (double)d->min_rate)
