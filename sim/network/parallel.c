@@ -73,6 +73,7 @@ struct sim_split {
     struct buf *out; /* by destination rank */
     sim_time_t out_min; /* the earliest frame in out */
     uint64_t local_msgs; /* messages whose source host is here */
+    uint64_t transfers;  /* NVLink copies over all ranks (net->transfers_left keeps this rank's) */
     bool interrupted;    /* the engine was stopped from outside (sim_stop) */
     struct sim_split_stats *stats;
 };
@@ -241,7 +242,7 @@ static bool run_window(struct sim_network *net, sim_time_t limit, bool *done, si
     net->split->stats->rank[net->split->rank].busy_s += wall() - t0;
     if (!sim_stopped(sim))
         return false;
-    if (!*done && net->finished == net->nmsgs) {
+    if (!*done && net->finished == net->nmsgs && !net->transfers_left) {
         *done = true;
         *done_t = sim_now(sim);
         *done_k = sim_last_key(sim);
@@ -257,12 +258,13 @@ static bool run_windows(struct sim_network *net)
     struct sim_split *s = net->split;
     struct sim *sim = net->sim;
     sim_time_t stop = net->cfg->stop, L = s->pt.lookahead;
-    /* the rank pauses (sim_stop, message.c) once its own messages are done */
+    /* the rank pauses (sim_stop, message.c) once its own messages and
+     * copies are done */
     net->finished = net->nmsgs - s->local_msgs;
-    bool done = s->local_msgs == 0;
+    bool done = s->local_msgs == 0 && !net->transfers_left;
     sim_time_t done_t = 0;
     uint64_t done_k = 0;
-    if (!net->nmsgs)
+    if (!net->nmsgs && !s->transfers)
         return true; /* as the sequential run: nothing runs */
     sim_start(sim);
     struct round rd = exchange(net, done);
@@ -481,6 +483,16 @@ static void collect_pcie(struct sim_network *net)
     size_t words = net->nmsgs * sizeof *net->pcie->stamps / sizeof(uint64_t);
     MPI_Reduce(s->rank ? net->pcie->stamps : MPI_IN_PLACE, net->pcie->stamps, (int)words, MPI_UINT64_T, MPI_MIN,
                0, MPI_COMM_WORLD);
+    /* an NVLink copy's end is set by its host's rank, 0 elsewhere; the
+     * others' ends are alike on every rank */
+    size_t ncopies = net->cfg->pcie->ncopies;
+    uint64_t *ends = sim__xcalloc(ncopies + 1, sizeof *ends);
+    for (size_t i = 0; i < ncopies; i++)
+        ends[i] = net->pcie->copies[i].end;
+    MPI_Reduce(s->rank ? ends : MPI_IN_PLACE, ends, (int)ncopies, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    for (size_t i = 0; s->rank == 0 && i < ncopies; i++)
+        net->pcie->copies[i].end = ends[i];
+    free(ends);
 }
 
 /* Messages finish at their source: every rank learns them all, since the
@@ -848,6 +860,14 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     net->split_stats = s->stats;
     for (size_t i = 0; i < net->nmsgs; i++)
         s->local_msgs += node_here(net, net->cfg->msgs[i].src);
+    /* an NVLink copy runs on its host's rank (dma_pcie.c): the others do
+     * not wait for it */
+    s->transfers = net->transfers_left;
+    for (size_t i = 0; net->pcie && i < net->cfg->pcie->ncopies; i++) {
+        const struct cfg_pcie_copy *c = &net->cfg->pcie->copies[i];
+        if (c->via == PCIE_COPY_NVLINK && !node_here(net, c->host))
+            net->transfers_left--;
+    }
     for (size_t i = 0; i < net->cfg->nnodes; i++)
         if (!node_here(net, (uint32_t)i))
             sim_component_set_remote(net->sim, &net->nodes[i]->comp);
