@@ -495,15 +495,21 @@ static void collect_pcie(struct sim_network *net)
     free(ends);
 }
 
-/* Messages finish at their source: every rank learns them all, since the
- * data is checked where it was written. */
+/* Messages finish at their source, and are in their destination's memory
+ * (delivered: collectives_csv.c) at the destination: every rank learns
+ * them all, since the data is checked where it was written. */
 static void share_messages(struct sim_network *net)
 {
     struct sim_msg *mine = sim__xcalloc(net->nmsgs + 1, sizeof *mine);
-    for (size_t i = 0; i < net->nmsgs; i++)
-        if (node_here(net, net->cfg->msgs[i].src))
+    for (size_t i = 0; i < net->nmsgs; i++) {
+        const struct cfg_msg *m = &net->cfg->msgs[i];
+        if (node_here(net, m->src))
             mine[i] = net->msgs[i];
-    /* each message is all zeros but at its source: OR them together */
+        else if (node_here(net, m->dst))
+            mine[i].delivered = net->msgs[i].delivered;
+    }
+    /* each message is all zeros but at its source (its delivery time but
+     * at its destination): OR them together */
     MPI_Allreduce(mine, net->msgs, (int)(net->nmsgs * sizeof *mine), MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
     free(mine);
 }
