@@ -17,17 +17,19 @@
  * MPI_Alltoallv of the bytes) are all in time.
  *
  * The end: the sequential run stops right after the event that finishes
- * the last message. A message finishes at its source host, so each rank
- * knows how many finish on it, and pauses after its own last one. While
- * any rank has paused, the others' windows run first; a rank that has
- * not finished at the end of the window tells the paused ones the run
- * goes on past it, and they run the window too. Once all have finished,
+ * the last message or NVLink copy. A message finishes at its source host
+ * and a copy at its host, so each rank knows how many finish on it, and
+ * pauses after its own last one. While any rank has paused, the others'
+ * windows run first; a rank that has not finished at the end of the
+ * window tells the paused ones the run goes on past it, and they run the
+ * window too. Once all have finished,
  * the last of their pause points is the end, and every rank runs up to
  * it and no further.
  *
  * After the run, rank 0 collects what the outputs read of the nodes it
- * does not run: port, queue pair and TCP counters, messages, the PCIe
- * model's counters and stamps, the monitor's samples and PFC log, the
+ * does not run: port, queue pair and TCP counters, messages (and when
+ * each reached its destination's memory), the PCIe model's counters and
+ * stamps, NVLink copies' ends, the monitor's samples and PFC log, the
  * deadlock checks' views of each rank's switches (searched there), and
  * verdicts on the data; then it alone writes the outputs.
  */
