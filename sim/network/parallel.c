@@ -17,17 +17,19 @@
  * MPI_Alltoallv of the bytes) are all in time.
  *
  * The end: the sequential run stops right after the event that finishes
- * the last message. A message finishes at its source host, so each rank
- * knows how many finish on it, and pauses after its own last one. While
- * any rank has paused, the others' windows run first; a rank that has
- * not finished at the end of the window tells the paused ones the run
- * goes on past it, and they run the window too. Once all have finished,
+ * the last message or NVLink copy. A message finishes at its source host
+ * and a copy at its host, so each rank knows how many finish on it, and
+ * pauses after its own last one. While any rank has paused, the others'
+ * windows run first; a rank that has not finished at the end of the
+ * window tells the paused ones the run goes on past it, and they run the
+ * window too. Once all have finished,
  * the last of their pause points is the end, and every rank runs up to
  * it and no further.
  *
  * After the run, rank 0 collects what the outputs read of the nodes it
- * does not run: port, queue pair and TCP counters, messages, the PCIe
- * model's counters and stamps, the monitor's samples and PFC log, the
+ * does not run: port, queue pair and TCP counters, messages (and when
+ * each reached its destination's memory), the PCIe model's counters and
+ * stamps, NVLink copies' ends, the monitor's samples and PFC log, the
  * deadlock checks' views of each rank's switches (searched there), and
  * verdicts on the data; then it alone writes the outputs.
  */
@@ -73,6 +75,7 @@ struct sim_split {
     struct buf *out; /* by destination rank */
     sim_time_t out_min; /* the earliest frame in out */
     uint64_t local_msgs; /* messages whose source host is here */
+    uint64_t transfers;  /* NVLink copies over all ranks (net->transfers_left keeps this rank's) */
     bool interrupted;    /* the engine was stopped from outside (sim_stop) */
     struct sim_split_stats *stats;
 };
@@ -241,7 +244,7 @@ static bool run_window(struct sim_network *net, sim_time_t limit, bool *done, si
     net->split->stats->rank[net->split->rank].busy_s += wall() - t0;
     if (!sim_stopped(sim))
         return false;
-    if (!*done && net->finished == net->nmsgs) {
+    if (!*done && net->finished == net->nmsgs && !net->transfers_left) {
         *done = true;
         *done_t = sim_now(sim);
         *done_k = sim_last_key(sim);
@@ -257,12 +260,13 @@ static bool run_windows(struct sim_network *net)
     struct sim_split *s = net->split;
     struct sim *sim = net->sim;
     sim_time_t stop = net->cfg->stop, L = s->pt.lookahead;
-    /* the rank pauses (sim_stop, message.c) once its own messages are done */
+    /* the rank pauses (sim_stop, message.c) once its own messages and
+     * copies are done */
     net->finished = net->nmsgs - s->local_msgs;
-    bool done = s->local_msgs == 0;
+    bool done = s->local_msgs == 0 && !net->transfers_left;
     sim_time_t done_t = 0;
     uint64_t done_k = 0;
-    if (!net->nmsgs)
+    if (!net->nmsgs && !s->transfers)
         return true; /* as the sequential run: nothing runs */
     sim_start(sim);
     struct round rd = exchange(net, done);
@@ -481,17 +485,33 @@ static void collect_pcie(struct sim_network *net)
     size_t words = net->nmsgs * sizeof *net->pcie->stamps / sizeof(uint64_t);
     MPI_Reduce(s->rank ? net->pcie->stamps : MPI_IN_PLACE, net->pcie->stamps, (int)words, MPI_UINT64_T, MPI_MIN,
                0, MPI_COMM_WORLD);
+    /* an NVLink copy's end is set by its host's rank, 0 elsewhere; the
+     * others' ends are alike on every rank */
+    size_t ncopies = net->cfg->pcie->ncopies;
+    uint64_t *ends = sim__xcalloc(ncopies + 1, sizeof *ends);
+    for (size_t i = 0; i < ncopies; i++)
+        ends[i] = net->pcie->copies[i].end;
+    MPI_Reduce(s->rank ? ends : MPI_IN_PLACE, ends, (int)ncopies, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    for (size_t i = 0; s->rank == 0 && i < ncopies; i++)
+        net->pcie->copies[i].end = ends[i];
+    free(ends);
 }
 
-/* Messages finish at their source: every rank learns them all, since the
- * data is checked where it was written. */
+/* Messages finish at their source, and are in their destination's memory
+ * (delivered: collectives_csv.c) at the destination: every rank learns
+ * them all, since the data is checked where it was written. */
 static void share_messages(struct sim_network *net)
 {
     struct sim_msg *mine = sim__xcalloc(net->nmsgs + 1, sizeof *mine);
-    for (size_t i = 0; i < net->nmsgs; i++)
-        if (node_here(net, net->cfg->msgs[i].src))
+    for (size_t i = 0; i < net->nmsgs; i++) {
+        const struct cfg_msg *m = &net->cfg->msgs[i];
+        if (node_here(net, m->src))
             mine[i] = net->msgs[i];
-    /* each message is all zeros but at its source: OR them together */
+        else if (node_here(net, m->dst))
+            mine[i].delivered = net->msgs[i].delivered;
+    }
+    /* each message is all zeros but at its source (its delivery time but
+     * at its destination): OR them together */
     MPI_Allreduce(mine, net->msgs, (int)(net->nmsgs * sizeof *mine), MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
     free(mine);
 }
@@ -848,6 +868,14 @@ int sim_network_split(struct sim_network *net, unsigned rank, unsigned nranks, c
     net->split_stats = s->stats;
     for (size_t i = 0; i < net->nmsgs; i++)
         s->local_msgs += node_here(net, net->cfg->msgs[i].src);
+    /* an NVLink copy runs on its host's rank (dma_pcie.c): the others do
+     * not wait for it */
+    s->transfers = net->transfers_left;
+    for (size_t i = 0; net->pcie && i < net->cfg->pcie->ncopies; i++) {
+        const struct cfg_pcie_copy *c = &net->cfg->pcie->copies[i];
+        if (c->via == PCIE_COPY_NVLINK && !node_here(net, c->host))
+            net->transfers_left--;
+    }
     for (size_t i = 0; i < net->cfg->nnodes; i++)
         if (!node_here(net, (uint32_t)i))
             sim_component_set_remote(net->sim, &net->nodes[i]->comp);

@@ -24,7 +24,7 @@
  * generator with NVLink), the hosts meet there and not only through
  * links, so a server's hosts are one group dealt as a whole, and every
  * switch joins a part by step 2. The configuration's `partition:` key
- * overrides it.
+ * overrides it, but may not split such a server (split_server).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +152,39 @@ static void place_inner_switches(const struct sim_network *net, unsigned nparts,
     free(votes);
 }
 
+/* A server whose NVSwitch carries steps (net->nvswitches) runs on one
+ * rank: its steps go from host to host through it, never over a link. */
+static int split_server(const struct sim_network *net, const struct sim_partition *pt, char *err,
+                        size_t errcap)
+{
+    const struct sim_config *cfg = net->cfg;
+    if (!net->nvswitches)
+        return 0;
+    uint32_t *first = sim__xcalloc(cfg->nnvswitches + 1, sizeof *first); /* a host of each, + 1 */
+    int bad = 0;
+    for (size_t i = 0; !bad && i < cfg->nnodes; i++) {
+        uint32_t k = cfg->nodes[i].nvswitch;
+        if (cfg->nodes[i].kind != CFG_HOST || !k)
+            continue;
+        if (!first[k]) {
+            first[k] = (uint32_t)i + 1;
+            continue;
+        }
+        uint32_t h = first[k] - 1;
+        if (pt->node_part[h] == pt->node_part[i])
+            continue;
+        const struct cfg_node *n = &cfg->nodes[i];
+        snprintf(err, errcap,
+                 "%s:%d:%d: partition: hosts %s and %s share an NVSwitch that carries collective steps, "
+                 "but are on ranks %u and %u: put a server's hosts on one rank",
+                 n->pos.file, n->pos.line, n->pos.col, cfg->nodes[h].name, n->name, pt->node_part[h],
+                 pt->node_part[i]);
+        bad = -1;
+    }
+    free(first);
+    return bad;
+}
+
 int sim__partition(const struct sim_network *net, unsigned nparts, struct sim_partition *pt,
                    char *err, size_t errcap)
 {
@@ -162,6 +195,10 @@ int sim__partition(const struct sim_network *net, unsigned nparts, struct sim_pa
     if (cfg->npartition) {
         for (size_t i = 0; i < cfg->nnodes; i++)
             pt->node_part[i] = cfg->partition[i] % nparts;
+        if (split_server(net, pt, err, errcap)) {
+            sim__partition_free(pt);
+            return -1;
+        }
     } else {
         for (size_t i = 0; i < cfg->nnodes; i++)
             pt->node_part[i] = UNSET;

@@ -1,10 +1,12 @@
 """`mpirun -np N rdmasim sim`: the outputs of a run split over 2, 3 and 4
 MPI ranks are byte for byte those of the sequential run, on every example
-(PFC and its deadlock search, the PCIe model, iWARP and TCP hosts
+(PFC and its deadlock search, the PCIe model, NVLink copies and collectives
+over NVSwitches, iWARP and TCP hosts
 included) and on link faults, of cut links and others; a cut link without
 delay is refused, naming it; a rank killed during the run ends the whole
 run without outputs and leaves nothing in TMPDIR; --check prints the
 partition. Skipped when rdmasim was built without MPI."""
+import csv
 import glob
 import os
 import shutil
@@ -52,14 +54,28 @@ def outputs(d):
 # fraction of the events (the suite runs on two shared cores). The
 # permutation with smaller messages; the websearch load for 200 us instead
 # of 1 ms; the all-reduces stopped early, with messages still pending, which
-# every output then lists as the sequential run does.
+# every output then lists as the sequential run does (the hierarchical ones
+# after the four over NVLink and the rails and the first ring are done).
 SHORTER = {
     "fat-tree-k8-permutation.yaml": ["--set", "workload.generate.size=128KiB"],
     "compare-websearch-30.yaml": ["--set", "workload.generate.duration=200us"],
     "compare-websearch-70.yaml": ["--set", "workload.generate.duration=200us"],
     "gpu-rail-allreduce.yaml": ["--set", "stop=400us"],
+    "gpu-rail-hierarchical.yaml": ["--set", "stop=5300us"],
     "gpu-tree-allreduce.yaml": ["--set", "stop=800us"],
 }
+
+
+# Two servers of two GPUs on two rails, an all-reduce over their NVSwitches.
+RAIL_NVLINK = """seed: 4
+payload: none
+topology:
+  generate: {kind: rail, servers: 2, rails: 2, nvlink: 4,
+             host_link: {rate: 100Gbps, delay: 1us}, fabric_link: {rate: 100Gbps, delay: 1us}}
+workload:
+  generate:
+    - {kind: all-reduce, algorithm: hierarchical, sizes: [64KiB]}
+"""
 
 
 def write_config(tmp, name, text):
@@ -110,6 +126,18 @@ class Identical(unittest.TestCase):
                         self.assertGreater(len(f.readlines()), 100)
                 if name == "pcie-host-pair.yaml":
                     self.assertTrue(os.path.exists(os.path.join(seq, "pcie.csv")))
+                if name == "gpu-server.yaml":
+                    # the NVLink copies, run as events on the host's rank
+                    with open(os.path.join(seq, "copies.csv")) as f:
+                        rows = list(csv.DictReader(f))
+                    nvlink = [r for r in rows if r["via"] == "nvlink"]
+                    self.assertEqual(len(nvlink), 2)
+                    self.assertTrue(all(int(r["end_ps"]) > int(r["start_ps"]) for r in nvlink))
+                if name == "gpu-rail-hierarchical.yaml":
+                    # collectives that end over the NVSwitch and across ranks
+                    with open(os.path.join(seq, "collectives.csv")) as f:
+                        done = [r["algorithm"] for r in csv.DictReader(f) if r["status"] == "ok"]
+                    self.assertEqual(done, ["hierarchical"] * 4 + ["ring"])
 
     @limit(300)
     def test_link_faults_at_two_three_and_four_ranks(self):
@@ -274,6 +302,18 @@ class Refused(unittest.TestCase):
                 f.write(ZERO_DELAY + "partition:\n  - [s0, s1, h0, h1]\n  - [h2, h3, h1]\n")
             r = sequential(cfg, "--check")
             self.assertIn(f"{cfg}:18:14: partition: node 'h1' is in two lists", r.stderr)
+
+    def test_partition_key_keeps_a_server_whole(self):
+        """The NIC hosts of a server meet in its NVSwitch, not over a link:
+        a partition that splits them is refused, naming two of them."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, "rail.yaml", RAIL_NVLINK + "partition:\n  - [rail0, spine0, s0n0, s1n0]\n"
+                                                  "  - [rail1, s0n1, s1n1]\n")
+            r = mpirun(2, cfg, "-q", "--out", os.path.join(tmp, "out"))
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(f"{cfg}:4:14: partition: hosts s0n0 and s0n1 share an NVSwitch that carries "
+                          "collective steps, but are on ranks 0 and 1", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "out")))
 
     def test_check_prints_the_partition(self):
         cfg = os.path.join(TOP, "examples", "fat-tree-k8-permutation.yaml")
