@@ -50,8 +50,7 @@ void sim__cfg_nic_fabric_defaults(struct cfg_nic_fabric *n)
             .alpha_timer = 55 * SIM_US,
             .byte_counter = 10 * 1000 * 1000,
             .f = 5,
-            .rai = 40 * 1000 * 1000,
-            .rhai = 200 * 1000 * 1000,
+            /* rai, rhai 0: the paper's, scaled with the link (cc/dcqcn.c) */
             .min_rate = 100 * 1000 * 1000,
             .cnp_dscp = 48,
         },

@@ -151,21 +151,44 @@ class CongestionControl(unittest.TestCase):
                     self.assertEqual(len(w), 20)
                     self.assertGreaterEqual(min(w[1:]), 0.9 * 100e9, w)
                     self.assertEqual(len(per), n)
-                    # Fairness over three seeds: which of two frames that
-                    # meet at a switch in the same picosecond goes first is
-                    # a draw (engine.c), and one draw can leave a flow behind
-                    # for the second half of a 20 ms run (4 flows, DCQCN,
-                    # seed 1: 0.945; seeds 2 and 3: 0.997, 0.968)
+                    # The criterion at the configured seed and two more:
+                    # which of two frames that meet at a switch in the same
+                    # picosecond goes first is a draw (engine.c), and the
+                    # shares DCQCN's first congestion episode leaves depend
+                    # on it (docs/validation.md)
                     idx = [jain(per)] + [jain(self.run_flows(tmp, n, "--set", f"nic.cc={cc}",
                                                              "--seed", str(seed))[2])
                                          for seed in (2, 3)]
-                    self.assertGreaterEqual(sum(idx) / 3, 0.95, idx)
-                    self.assertGreaterEqual(min(idx), 0.93, idx)
+                    self.assertGreaterEqual(min(idx), 0.95, idx)
                     self.assertEqual(s["totals"]["retransmitted"], 0)
                     self.assertGreater(s["fabric"]["rate_cuts"], 0)
                     self.assertEqual(s["fabric"]["cnps_sent"], 0 if cc == "dctcp" else s["fabric"]["cnps_sent"])
             s, w, _ = self.run_flows(tmp, 4, "--set", "nic.dcqcn.clamp_target=true")
             self.assertLess(min(w[1:]), 0.5 * 100e9, w)
+
+    def test_increases_are_a_thousandth_and_a_two_hundredth_of_the_line_rate(self):
+        """R_AI and R_HAI default to the paper's 40 and 200 Mb/s scaled with
+        the link: 100 and 500 Mb/s at 100 Gb/s, 40 and 200 at the paper's
+        40 Gb/s. A byte counter of 64 KB and F = 1 bring the hyper stage
+        within 3 ms, so both increases show in the rates."""
+        def rates(tmp, rate, *args):
+            nic = "dcqcn: {byte_counter: 64KB, f: 1}"
+            cfg = write_config(tmp, bottleneck(2, stop="3ms", nic=nic).replace(
+                "rate: 100Gbps", f"rate: {rate}"), f"{rate}.yaml")
+            out = os.path.join(tmp, rate + "".join(args).replace("=", "").replace(".", ""))
+            run_sim(cfg, out, *args)
+            with open(os.path.join(out, "rates.csv")) as f:
+                return f.read()
+        with tempfile.TemporaryDirectory() as tmp:
+            for rate, rai, rhai in (("100Gbps", "100Mbps", "500Mbps"), ("40Gbps", "40Mbps", "200Mbps")):
+                with self.subTest(rate=rate):
+                    auto = rates(tmp, rate)
+                    self.assertEqual(auto, rates(tmp, rate, "--set", f"nic.dcqcn.rai={rai}",
+                                                 "--set", f"nic.dcqcn.rhai={rhai}"))
+                    self.assertNotEqual(auto, rates(tmp, rate, "--set", f"nic.dcqcn.rai={rai}",
+                                                    "--set", "nic.dcqcn.rhai=1Gbps"))
+                    self.assertNotEqual(auto, rates(tmp, rate, "--set", "nic.dcqcn.rai=1Gbps",
+                                                    "--set", f"nic.dcqcn.rhai={rhai}"))
 
     def test_a_cut_after_a_byte_counter_step_sets_the_target(self):
         """NVIDIA documents that a CNP sets the target rate to the current

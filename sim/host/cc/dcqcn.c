@@ -31,6 +31,22 @@
 static const struct cfg_dcqcn *params(const struct sim_qp *qp) { return &qp->p->fab.dcqcn; }
 static double line_rate(const struct sim_qp *qp) { return (double)qp->nic->port->p.rate; }
 
+/* The paper's R_AI (40 Mb/s) and R_HAI (200 Mb/s) are for its 40 Gb/s
+ * NICs; unset, they scale with the link as its ECN thresholds do
+ * (fabric/ecn.c): 0.1% and 0.5% of line rate. HPCC's ns-3 `run.py`
+ * scales its DCQCN's the same way (5 and 50 Mb/s per 25 Gb/s). */
+static double additive(const struct sim_qp *qp)
+{
+    uint64_t rai = params(qp)->rai;
+    return rai ? (double)rai : line_rate(qp) / 1000;
+}
+
+static double hyper(const struct sim_qp *qp)
+{
+    uint64_t rhai = params(qp)->rhai;
+    return rhai ? (double)rhai : line_rate(qp) / 200;
+}
+
 void sim__dcqcn_init(struct sim_qp *qp)
 {
     uint8_t kind = qp->p->fab.cc;
@@ -125,9 +141,9 @@ static void increase(struct sim_qp *qp, bool timer)
         cc->bc++;
     uint32_t lo = cc->t < cc->bc ? cc->t : cc->bc, hi = cc->t < cc->bc ? cc->bc : cc->t;
     if (hi >= d->f && lo < d->f)
-        cc->rt += (double)d->rai;
+        cc->rt += additive(qp);
     else if (lo >= d->f)
-        cc->rt += (double)(lo - d->f + 1) * (double)d->rhai;
+        cc->rt += (double)(lo - d->f + 1) * hyper(qp);
     if (cc->rt > line)
         cc->rt = line;
     cc->rc = (cc->rt + cc->rc) / 2;
