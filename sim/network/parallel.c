@@ -585,18 +585,26 @@ static int cmp_rate(const void *a, const void *b, void *arg)
     return (x->side > y->side) - (x->side < y->side);
 }
 
+/* A log's rows on every rank, those spilled to disk included, gathered
+ * on rank 0 (NULL elsewhere); `what` names the log in the error. */
+static uint8_t *read_back_and_gather(struct sim_split *s, struct sim_spill *spill, const void *rows, size_t n,
+                                     size_t size, const char *what, int **cnt, size_t *total)
+{
+    struct buf b = {0};
+    if (sim__spill_read_all(spill, rows, n, size, &b.p, &b.n)) {
+        fprintf(stderr, "rdmasim: %s could not be read back\n", what);
+        MPI_Abort(MPI_COMM_WORLD, 74);
+    }
+    return gather(s, &b, cnt, total);
+}
+
 static void merge_rows(struct sim_network *net, void **rows, size_t *n, size_t *cap, size_t size,
                        struct sim_spill *spill, int (*cmp)(const void *, const void *, void *))
 {
     struct sim_split *s = net->split;
-    struct buf b = {0};
-    if (sim__spill_read_all(spill, *rows, *n, size, &b.p, &b.n)) {
-        fprintf(stderr, "rdmasim: the monitor's rows could not be read back\n");
-        MPI_Abort(MPI_COMM_WORLD, 74);
-    }
     int *cnt;
     size_t total;
-    uint8_t *all = gather(s, &b, &cnt, &total);
+    uint8_t *all = read_back_and_gather(s, spill, *rows, *n, size, "the monitor's rows", &cnt, &total);
     if (s->rank == 0) {
         free(*rows);
         *rows = all;
@@ -623,14 +631,10 @@ static void merge_pfc(struct sim_network *net)
 {
     struct sim_monitor *mon = net->monitor;
     struct sim_split *s = net->split;
-    struct buf b = {0};
-    if (sim__spill_read_all(&mon->spill_pfc, mon->pfc, mon->npfc, sizeof *mon->pfc, &b.p, &b.n)) {
-        fprintf(stderr, "rdmasim: the PFC log could not be read back\n");
-        MPI_Abort(MPI_COMM_WORLD, 74);
-    }
     int *cnt;
     size_t total;
-    uint8_t *all = gather(s, &b, &cnt, &total);
+    uint8_t *all = read_back_and_gather(s, &mon->spill_pfc, mon->pfc, mon->npfc, sizeof *mon->pfc, "the PFC log",
+                                        &cnt, &total);
     if (s->rank == 0) {
         size_t n = total / sizeof *mon->pfc, *at = sim__xcalloc(s->nranks, sizeof *at);
         struct sim_pfc_row *rows = sim__xmalloc((n ? n : 1) * sizeof *rows);
