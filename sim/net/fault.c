@@ -77,6 +77,9 @@ static void apply(struct sim_network *net, uint32_t link, bool up)
     sim__routes_build(net);
     if (net->subnet)
         sim__subnet_build(net); /* the subnet manager sweeps again */
+    for (int e = 0; up && e < 2; e++)
+        if (here[e])
+            sim__port_link_up(ends[e]);
     for (int e = 0; up && e < 2; e++) {
         struct sim_port *p = ends[e];
         if (here[e] && sim__port_idle(p) && p->node->nops->tx_ready)

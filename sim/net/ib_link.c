@@ -191,10 +191,11 @@ static uint16_t initial_limit(const struct sim_port *p)
     return (uint16_t)(cap < FC_HALF ? cap : FC_HALF);
 }
 
-/* A link that went down retrains: both ends start again from empty
- * counters and full credit (7.9.4: flow control is initialized when the
- * link comes up). */
-static void ib_link_down(struct sim_port *p)
+/* Both ends start again from empty counters and full credit when their
+ * link comes up (7.9.4: flow control is initialized as the link comes
+ * up); going down closes the time VLs waited for credit, and voids what a
+ * flow control packet still arriving says of the link before. */
+static void restart(struct sim_port *p)
 {
     struct sim_port_ib *ib = p->ib;
     sim_time_t now = sim_now(p->comp.sim);
@@ -205,6 +206,18 @@ static void ib_link_down(struct sim_port *p)
         *v = (struct sim_ib_vl){.fccl = initial_limit(p), .last_fc = now};
     }
     p->blocked = 0;
+}
+
+static void ib_link_down(struct sim_port *p) { restart(p); }
+
+/* Up again: a flow control packet for each VL tells the peer where the
+ * counters stand, and the periodic ones resume. */
+static void ib_link_up(struct sim_port *p)
+{
+    restart(p);
+    for (unsigned vl = 0; vl < p->ib->nvls; vl++)
+        send_fc(p, vl);
+    arm(p);
 }
 
 static void ib_settle(struct sim_port *p)
@@ -228,6 +241,7 @@ const struct sim_link_layer_ops sim__link_infiniband = {
     .sent = ib_sent,
     .timer = ib_timer,
     .link_down = ib_link_down,
+    .link_up = ib_link_up,
     .settle = ib_settle,
 };
 

@@ -169,6 +169,8 @@ struct sim_link_layer_ops {
     void (*sent)(struct sim_port *p, const struct sim_frame *f, uint32_t len);
     /* The link went down: what it carried about flow control is void. */
     void (*link_down)(struct sim_port *p);
+    /* The link came up again (optional): flow control starts afresh. */
+    void (*link_up)(struct sim_port *p);
     /* The run ended: close the intervals still open in the counters. */
     void (*settle)(struct sim_port *p);
 };
@@ -285,8 +287,13 @@ static inline bool sim__port_idle(const struct sim_port *p)
 void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_ops *ll);
 /* The link layer unblocked classes of p: the node may pull again. */
 void sim__port_unblocked(struct sim_port *p);
-/* The link went down or the run ended: see sim_link_layer_ops. */
+/* The link went down or up, or the run ended: see sim_link_layer_ops. */
 static inline void sim__port_link_down(struct sim_port *p) { p->ll->link_down(p); }
+static inline void sim__port_link_up(struct sim_port *p)
+{
+    if (p->ll->link_up)
+        p->ll->link_up(p);
+}
 static inline void sim__port_settle(struct sim_port *p) { p->ll->settle(p); }
 extern const struct sim_component_ops sim__port_ops;
 

@@ -34,6 +34,15 @@
 
 static struct sim_frame *corrupt(struct sim_port *p, struct sim_frame *f);
 
+/* A switch's forwarding latency delays what it forwards: a frame from p
+ * reaches it that much later, without an event of its own. */
+static sim_time_t forwarding_latency(const struct sim_port *p, const struct sim_frame *f)
+{
+    if (p->peer_latency && (p->ll->own_in_order || !(p->ll->own && p->ll->own(f))))
+        return p->peer_latency;
+    return 0;
+}
+
 /* The frame's last bit (or, towards a cut-through switch, its header) is
  * on the wire at t: loss, bit errors, and arrival a propagation delay
  * later. */
@@ -46,12 +55,7 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     }
     if (p->noisy && p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
         f = corrupt(p, f);
-    /* a switch's forwarding latency delays what it forwards: the frame
-     * reaches it that much later, without an event of its own */
-    sim_time_t at = t + p->delay;
-    if (p->peer_latency && (p->ll->own_in_order || !(p->ll->own && p->ll->own(f))))
-        at += p->peer_latency;
-    sim_schedule(p->comp.sim, at, &p->peer->comp, SIM_PORT_ARRIVAL, f);
+    sim_schedule(p->comp.sim, t + p->delay + forwarding_latency(p, f), &p->peer->comp, SIM_PORT_ARRIVAL, f);
 }
 
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
@@ -153,8 +157,10 @@ void sim__port_flush(struct sim_port *p)
 static void arrival(struct sim_port *p, struct sim_frame *f)
 {
     /* a frame that was on the link when it went down is lost (both ends
-     * of a link go down together) */
-    if (p->went_down && p->down_at + p->delay >= sim_now(p->comp.sim)) {
+     * of a link go down together); one that had reached the port before
+     * is in the node, whose forwarding latency its arrival waits out */
+    sim_time_t reached = sim_now(p->comp.sim) - forwarding_latency(p->peer, f);
+    if (p->went_down && reached >= p->down_at && reached <= p->down_at + p->delay) {
         p->peer->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
         return;
