@@ -27,30 +27,44 @@
 /* A literal at p; returns the end. */
 #define put_lit(p, s) (memcpy((p), "" s, sizeof(s) - 1), (p) + sizeof(s) - 1)
 
-/* Most header fields are flags and small numbers: one and two digits take
- * the shortest path. */
-static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
+/* 0 to 255 as text: up to three digits, and their count in the fourth
+ * byte. Eight-bit fields (opcodes, TTLs, reserved bits) and the parts of
+ * an IPv4 address are one load and one store of four bytes this way. */
+#define BYTE_TEXT_(x)                                                          \
+    {(char)((x) < 10 ? '0' + (x) : (x) < 100 ? '0' + (x) / 10 : '0' + (x) / 100),       \
+     (char)((x) < 10 ? 0 : (x) < 100 ? '0' + (x) % 10 : '0' + (x) / 10 % 10),          \
+     (char)((x) < 100 ? 0 : '0' + (x) % 10), (char)((x) < 10 ? 1 : (x) < 100 ? 2 : 3)}
+#define BYTE_TEXT4_(x) BYTE_TEXT_(x), BYTE_TEXT_((x) + 1), BYTE_TEXT_((x) + 2), BYTE_TEXT_((x) + 3)
+#define BYTE_TEXT16_(x) BYTE_TEXT4_(x), BYTE_TEXT4_((x) + 4), BYTE_TEXT4_((x) + 8), BYTE_TEXT4_((x) + 12)
+#define BYTE_TEXT64_(x) BYTE_TEXT16_(x), BYTE_TEXT16_((x) + 16), BYTE_TEXT16_((x) + 32), BYTE_TEXT16_((x) + 48)
+static const char byte_text[256][4] = {BYTE_TEXT64_(0), BYTE_TEXT64_(64), BYTE_TEXT64_(128),
+                                       BYTE_TEXT64_(192)};
+
+/* x < 256 at p, which has room for four; returns the end. */
+static ALWAYS_INLINE char *put_byte(char *p, unsigned x)
 {
-    return v < 100 ? rdma__put_small(p, (uint32_t)v) : rdma_put_u64(p, v);
+    memcpy(p, byte_text[x], 4);
+    return p + byte_text[x][3];
 }
 
-/* A header field: those of 16 bits or less (most of them) are written
- * inline, 32-bit ones by rdma_put_u64(), 64-bit ones as hex strings
- * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq). */
+/* A header field, the member of a struct of `size` bytes: each size takes
+ * its own path, chosen when compiling, with no branch on the value but
+ * one below 10^8 for 32 bits; 64-bit fields are hex strings
+ * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq).
+ * Room for RDMA_U64_DIGITS at p. */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
 {
     if (size == 8)
         return out_put_hex64_json(p, v);
-    if (size > 2 || v < 100)
-        return put_digits(p, v);
-    uint32_t x = (uint32_t)v;
-    if (x < 10000)
-        return rdma__put_small(p, x);
-    uint32_t hi = x / 10000; /* one digit: x < 65536 */
-    *p = (char)('0' + hi);
-    rdma__put4(p + 1, x - 10000 * hi);
-    return p + 5;
+    if (size == 1)
+        return put_byte(p, (unsigned)v);
+    if (size == 2)
+        return rdma__put_lt1e8(p, (uint32_t)v);
+    return rdma_put_u64(p, v);
 }
+
+/* A value that is not a header field, of any size. */
+static ALWAYS_INLINE char *put_digits(char *p, uint64_t v) { return rdma_put_u64(p, v); }
 
 #define HEX_DIGITS "0123456789abcdef"
 #define ARRAY_MAX(len) (4 * (len) + 2) /* the longest of the forms below */
@@ -71,7 +85,7 @@ static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int 
         for (size_t i = 0; i < len; i++) {
             if (i)
                 *p++ = '.';
-            p = put_digits(p, a[i]);
+            p = put_byte(p, a[i]);
         }
         return p;
     case RDMA_ARRAY_IPV6: {
