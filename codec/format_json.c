@@ -67,6 +67,14 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
 static ALWAYS_INLINE char *put_digits(char *p, uint64_t v) { return rdma_put_u64(p, v); }
 
 #define HEX_DIGITS "0123456789abcdef"
+
+/* 0 to 255 as two hex digits, for MAC addresses and byte strings. */
+#define HEX_PAIR_(x) {HEX_DIGITS[(x) >> 4], HEX_DIGITS[(x) & 15]}
+#define HEX_PAIR4_(x) HEX_PAIR_(x), HEX_PAIR_((x) + 1), HEX_PAIR_((x) + 2), HEX_PAIR_((x) + 3)
+#define HEX_PAIR16_(x) HEX_PAIR4_(x), HEX_PAIR4_((x) + 4), HEX_PAIR4_((x) + 8), HEX_PAIR4_((x) + 12)
+#define HEX_PAIR64_(x) HEX_PAIR16_(x), HEX_PAIR16_((x) + 16), HEX_PAIR16_((x) + 32), HEX_PAIR16_((x) + 48)
+static const char hex_pair[256][2] = {HEX_PAIR64_(0), HEX_PAIR64_(64), HEX_PAIR64_(128),
+                                      HEX_PAIR64_(192)};
 #define ARRAY_MAX(len) (4 * (len) + 2) /* the longest of the forms below */
 
 /* An address or byte string at p, room for ARRAY_MAX(len); returns the end. */
@@ -75,12 +83,11 @@ static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int 
     switch (kind) {
     case RDMA_ARRAY_MAC:
         for (size_t i = 0; i < len; i++) {
-            if (i)
-                *p++ = ':';
-            *p++ = HEX_DIGITS[a[i] >> 4];
-            *p++ = HEX_DIGITS[a[i] & 15];
+            memcpy(p, hex_pair[a[i]], 2);
+            p[2] = ':';
+            p += 3;
         }
-        return p;
+        return len ? p - 1 : p; /* no colon after the last */
     case RDMA_ARRAY_IPV4:
         for (size_t i = 0; i < len; i++) {
             if (i)
@@ -96,10 +103,8 @@ static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int 
     }
     default:
         p = put_lit(p, "0x");
-        for (size_t i = 0; i < len; i++) {
-            *p++ = HEX_DIGITS[a[i] >> 4];
-            *p++ = HEX_DIGITS[a[i] & 15];
-        }
+        for (size_t i = 0; i < len; i++, p += 2)
+            memcpy(p, hex_pair[a[i]], 2);
         return p;
     }
 }
@@ -337,21 +342,21 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
 /* A CRC as tshark shows it (infiniband.invariant.crc, .variant.crc): its
  * bytes in wire order read as one big-endian number, in hex. The CRC
  * itself is sent least significant byte first (IBA vol. 1, 7.8), so the
- * number computed is this one byte-swapped. */
-static void json_crc(struct out *o, const char *name, const struct rdma_crc *crc, unsigned bytes)
-{
-    uint32_t wire = 0;
-    for (unsigned i = 0; i < bytes; i++)
-        wire = wire << 8 | (crc->value >> (8 * i) & 0xff);
-    out_chr(o, '"');
-    out_str(o, name);
-    out_lit(o, "\":{\"value\":\"0x");
-    out_hex(o, wire, 2 * bytes);
-    if (crc->ok)
-        out_lit(o, "\",\"ok\":true},");
-    else
-        out_lit(o, "\",\"ok\":false},");
-}
+ * number shown is the one computed byte-swapped. */
+#define json_crc(o, name, crc, bytes)                                          \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":\"0x\",\"ok\":false},") + 8, { \
+        p = put_lit(p, "\"" name "\":{\"value\":\"0x");                        \
+        if ((bytes) == 4) {                                                    \
+            p = out_put_hex8(p, __builtin_bswap32((crc)->value));              \
+        } else {                                                               \
+            uint16_t v_ = (uint16_t)(crc)->value;                              \
+            p = out_put_hex(p, (uint16_t)(v_ << 8 | v_ >> 8), 4);              \
+        }                                                                      \
+        if ((crc)->ok)                                                         \
+            p = put_lit(p, "\",\"ok\":true},");                                 \
+        else                                                                   \
+            p = put_lit(p, "\",\"ok\":false},");                                \
+    })
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
 {
