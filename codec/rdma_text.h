@@ -61,12 +61,10 @@ static inline char *rdma__put_lt1e8(char *p, uint32_t x)
     return p + 8 - zeros;
 }
 
-/* v in decimal at p (room for RDMA_U64_DIGITS bytes); returns the end. The
- * digits are cut into groups of eight, written whole. */
-static inline char *rdma_put_u64(char *p, uint64_t v)
+/* v >= 10^8 in decimal at p (room for RDMA_U64_DIGITS bytes); returns the
+ * end. The digits are cut into groups of eight, written whole. */
+static inline char *rdma__put_ge1e8(char *p, uint64_t v)
 {
-    if (v < 100000000)
-        return rdma__put_lt1e8(p, (uint32_t)v);
     uint64_t hi = v / 100000000;
     uint32_t lo = (uint32_t)(v - 100000000 * hi);
     if (hi < 100000000) {
@@ -79,6 +77,13 @@ static inline char *rdma_put_u64(char *p, uint64_t v)
     }
     rdma_put_digits8(p, lo);
     return p + 8;
+}
+
+/* v in decimal at p (room for RDMA_U64_DIGITS bytes); returns the end.
+ * Most numbers are below 10^8, and take the short path inline. */
+static inline __attribute__((always_inline)) char *rdma_put_u64(char *p, uint64_t v)
+{
+    return v < 100000000 ? rdma__put_lt1e8(p, (uint32_t)v) : rdma__put_ge1e8(p, v);
 }
 
 /* s as a JSON string into buf: in double quotes, with '"' and backslash escaped

@@ -394,6 +394,8 @@ static bool chunk_defer(struct chunk *ch, uint64_t number, const struct frame *f
 /* Whether the frame carries a TCP segment, which the iWARP stream takes. */
 static bool carries_tcp(const struct rdma_pkt *pkt, const uint8_t *data)
 {
+    if (pkt->present & RDMA_HDR_UDP) /* most frames, told at once: a UDP datagram is no segment */
+        return false;
     struct rdma_tcp tcp;
     const uint8_t *payload;
     uint32_t len;
