@@ -213,6 +213,32 @@ static ALWAYS_INLINE void member_str_(struct out *o, const char *key, size_t key
 #define member_str(o, name, s)                                                 \
     member_str_((o), "\"" name "\":\"", sizeof("\"" name "\":\"") - 1, (s))
 
+/* A member whose value is one of a few names known when compiling: its
+ * text in an array of fixed size, copied whole (a copy of constant size is
+ * a couple of stores; one of the name's length would be a call), of which
+ * the first len bytes count. */
+#define NAMED_MAX 32
+struct named {
+    char text[NAMED_MAX];
+    unsigned char len;
+};
+#define NAMED(name, s) {"\"" name "\":\"" s "\",", sizeof("\"" name "\":\"" s "\",") - 1}
+#define PROTO_NAMED_(id, s) NAMED("proto", s),
+static const struct named proto_named[] = {RDMA_PROTOS(PROTO_NAMED_)};
+#define AETH_KIND_NAMED_(id, v, s) [v] = NAMED("kind", s),
+static const struct named aeth_kind_named[4] = {RDMA_AETH_KINDS(AETH_KIND_NAMED_)};
+
+static ALWAYS_INLINE void member_named(struct out *o, const struct named *m)
+{
+    char *p = out_room(o, NAMED_MAX);
+    if (!p) {
+        out_mem(o, m->text, m->len);
+        return;
+    }
+    memcpy(p, m->text, NAMED_MAX);
+    out_end(o, p + m->len);
+}
+
 #define member_bool(o, name, b)                                                \
     do {                                                                       \
         if (b)                                                                 \
@@ -241,7 +267,7 @@ static void json_aeth(struct out *o, const struct rdma_aeth *aeth)
 {
     JSON_OPEN(o, "aeth", RDMA_AETH_FIELDS, aeth);
     unsigned kind = rdma_aeth_kind(aeth->syndrome), value = rdma_aeth_value(aeth->syndrome);
-    member_str(o, "kind", rdma_aeth_kind_name(kind));
+    member_named(o, &aeth_kind_named[kind & 3]); /* two bits */
     if (kind == RDMA_AETH_ACK) {
         member_u64(o, "credit_count", value);
     } else if (kind == RDMA_AETH_RNR_NAK) {
@@ -380,7 +406,10 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
 {
     struct out o_ = {buf, cap, 0, false}, *o = &o_;
     uint32_t has = pkt->present;
-    member_str(o, "proto", rdma_proto_name((enum rdma_proto)pkt->proto));
+    if (pkt->proto < sizeof proto_named / sizeof proto_named[0])
+        member_named(o, &proto_named[pkt->proto]);
+    else
+        member_str(o, "proto", rdma_proto_name((enum rdma_proto)pkt->proto));
     if (has & RDMA_HDR_ERF)
         JSON_HEADER(o, "erf", RDMA_ERF_FIELDS, &pkt->erf);
     if (has & RDMA_HDR_SLL)
