@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include "ioam.h"
+#include "opcode_list.h"
 #include "out.h"
 #include "rdma_codec.h"
 
@@ -228,16 +229,37 @@ static const struct named proto_named[] = {RDMA_PROTOS(PROTO_NAMED_)};
 #define AETH_KIND_NAMED_(id, v, s) [v] = NAMED("kind", s),
 static const struct named aeth_kind_named[4] = {RDMA_AETH_KINDS(AETH_KIND_NAMED_)};
 
-static ALWAYS_INLINE void member_named(struct out *o, const struct named *m)
+/* The opcode_name member of every opcode a transport may define (opcode.c
+ * names them so: the transport, a space, the operation), for the opcodes
+ * whose entry in rdma_opcodes[] has a name, which this text then holds. */
+#define OPCODE_NAMED_MAX 64
+struct opcode_named {
+    char text[OPCODE_NAMED_MAX];
+    unsigned char len;
+};
+#define OPCODE_NAMED_(base, tr, code, op) [(base) | (code)] = NAMED("opcode_name", tr " " op),
+#define RC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x00, "RC", code, op)
+#define UC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x20, "UC", code, op)
+#define RD_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x40, "RD", code, op)
+#define UD_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x60, "UD", code, op)
+#define XRC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0xa0, "XRC", code, op)
+static const struct opcode_named opcode_named[256] = {
+    RDMA_OPERATIONS(RC_NAMED_) RDMA_OPERATIONS(UC_NAMED_) RDMA_OPERATIONS(RD_NAMED_)
+    RDMA_OPERATIONS(UD_NAMED_) RDMA_OPERATIONS(XRC_NAMED_)
+    [0x81] = NAMED("opcode_name", "CNP"),
+};
+
+static ALWAYS_INLINE void member_named_(struct out *o, const char *text, size_t size, size_t len)
 {
-    char *p = out_room(o, NAMED_MAX);
+    char *p = out_room(o, size);
     if (!p) {
-        out_mem(o, m->text, m->len);
+        out_mem(o, text, len);
         return;
     }
-    memcpy(p, m->text, NAMED_MAX);
-    out_end(o, p + m->len);
+    memcpy(p, text, size);
+    out_end(o, p + len);
 }
+#define member_named(o, m) member_named_((o), (m)->text, sizeof (m)->text, (m)->len)
 
 #define member_bool(o, name, b)                                                \
     do {                                                                       \
@@ -450,7 +472,11 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         JSON_HEADER(o, "grh", RDMA_GRH_FIELDS, &pkt->grh);
     if (has & RDMA_HDR_BTH) {
         JSON_OPEN(o, "bth", RDMA_BTH_FIELDS, &pkt->bth);
-        member_str(o, "opcode_name", pkt->op && pkt->op->name ? pkt->op->name : "reserved");
+        const struct rdma_opcode_info *op = pkt->op;
+        if (op && op == &rdma_opcodes[pkt->bth.opcode] && op->name)
+            member_named(o, &opcode_named[pkt->bth.opcode]);
+        else
+            member_str(o, "opcode_name", op && op->name ? op->name : "reserved");
         close_with(o, '}');
     }
     if (has & RDMA_HDR_RDETH)

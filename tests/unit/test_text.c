@@ -210,6 +210,26 @@ START_TEST(json_bytes_read_as_printf_writes_them)
 }
 END_TEST
 
+/* Every opcode's name as the opcode table has it: format_json.c holds the
+ * members' text in a table of its own. */
+START_TEST(json_opcode_names_are_the_table_s)
+{
+    struct rdma_pkt pkt;
+    char text[4096], want[128];
+    for (unsigned op = 0; op < 256; op++) {
+        write_only(&pkt, 0);
+        rdma_pkt_set_opcode(&pkt, (uint8_t)op);
+        size_t len = rdma_format_json(&pkt, text, sizeof text - 1);
+        ck_assert_uint_gt(len, 0);
+        text[len] = 0;
+        snprintf(want, sizeof want, "\"opcode_name\":\"%s\"",
+                 rdma_opcodes[op].name ? rdma_opcodes[op].name : "reserved");
+        const char *at = strstr(text, want);
+        ck_assert_msg(at && strchr(",}", at[strlen(want)]), "opcode 0x%02x: %s not in %s", op, want, text);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("text");
@@ -219,6 +239,7 @@ int main(void)
     tcase_add_test(tc, hex_writers_write_what_printf_writes);
     tcase_add_test(tc, json_numbers_addresses_and_crcs_read_as_printf_writes_them);
     tcase_add_test(tc, json_bytes_read_as_printf_writes_them);
+    tcase_add_test(tc, json_opcode_names_are_the_table_s);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
