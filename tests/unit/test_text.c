@@ -61,6 +61,20 @@ START_TEST(put_u64_writes_what_printf_writes)
 }
 END_TEST
 
+/* Every 16-bit value. */
+START_TEST(put_u16_writes_what_printf_writes)
+{
+    for (uint32_t x = 0; x < 65536; x++) {
+        char want[16], got[16];
+        int len = snprintf(want, sizeof want, "%" PRIu32, x);
+        memset(got, GUARD, sizeof got);
+        char *end = rdma__put_u16(got, x);
+        ck_assert_msg(end - got == len && !memcmp(got, want, (size_t)len) && got[8] == GUARD,
+                      "%s written as %.*s", want, (int)(end - got), got);
+    }
+}
+END_TEST
+
 START_TEST(put_digits8_keeps_leading_zeros)
 {
     static const uint32_t v[] = {0, 9, 10, 99, 100, 1234567, 10000000, 99999999};
@@ -235,6 +249,7 @@ int main(void)
     Suite *s = suite_create("text");
     TCase *tc = tcase_create("text");
     tcase_add_test(tc, put_u64_writes_what_printf_writes);
+    tcase_add_test(tc, put_u16_writes_what_printf_writes);
     tcase_add_test(tc, put_digits8_keeps_leading_zeros);
     tcase_add_test(tc, hex_writers_write_what_printf_writes);
     tcase_add_test(tc, json_numbers_addresses_and_crcs_read_as_printf_writes_them);
