@@ -64,9 +64,6 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
     return rdma_put_u64(p, v);
 }
 
-/* A value that is not a header field, of any size. */
-static ALWAYS_INLINE char *put_digits(char *p, uint64_t v) { return rdma_put_u64(p, v); }
-
 #define HEX_DIGITS "0123456789abcdef"
 
 /* 0 to 255 as two hex digits, for MAC addresses and byte strings. */
@@ -189,7 +186,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
 #define member_u64(o, name, v)                                                 \
     WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {              \
         p = put_lit(p, "\"" name "\":");                                       \
-        p = put_digits(p, (v));                                                \
+        p = rdma_put_u64(p, (v));                                              \
         *p++ = ',';                                                            \
     })
 
