@@ -150,11 +150,13 @@ struct time_text {
  * of any sign): -0.3 s is "-0.300000000", as tshark writes it. */
 static size_t put_time(char *p, struct time_text *tt, int64_t sec, int64_t nsec)
 {
-    sec += nsec / 1000000000;
-    nsec %= 1000000000;
-    if (nsec < 0) {
-        nsec += 1000000000;
-        sec--;
+    if ((uint64_t)nsec >= 1000000000) { /* records keep 0 <= nsec < 10^9; differences may not */
+        sec += nsec / 1000000000;
+        nsec %= 1000000000;
+        if (nsec < 0) {
+            nsec += 1000000000;
+            sec--;
+        }
     }
     /* now sec + nsec / 10^9 with 0 <= nsec < 10^9; a negative time is its
      * magnitude after a minus sign */
