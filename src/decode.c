@@ -194,8 +194,12 @@ static size_t put_str(char *p, const char *s)
 /* A frame of a chunk: where its bytes are and what its record says, with
  * the time as libpcap gives it (capture.h). */
 struct frame {
-    int64_t sec, nsec;
+    /* not side by side: a copy of both as one 16-byte load from a frame
+     * the capture reader has just stored as two would wait for them (a
+     * load is served from one store, not two) */
+    int64_t sec;
     uint32_t caplen, len;
+    int64_t nsec;
     const uint8_t *data;
 };
 
@@ -220,15 +224,20 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
     n += put_time(p + n, tt, h->sec, h->nsec);
     n += put_str(p + n, "\",\"len\":");
     uint32_t len = h->len - pkt->pseudo_len, caplen = h->caplen - pkt->pseudo_len;
-    size_t at = n, k = put_u64(p + n, len);
-    n += k;
-    n += put_str(p + n, ",\"caplen\":");
-    if (caplen == len) {
-        /* as in most frames, whole: the length's digits again, in one
-         * copy of fixed size (what it brings past them is written over) */
-        memmove(p + n, p + at, 16);
+    if (caplen == len && len < 100000000) {
+        /* as in most frames, whole: the digits made once and stored
+         * twice; below 10^8 they are the eight bytes rdma_put_u64() made
+         * (what follows the digits is written over) */
+        char digits[RDMA_U64_DIGITS];
+        size_t k = put_u64(digits, len);
+        memcpy(p + n, digits, 8);
+        n += k;
+        n += put_str(p + n, ",\"caplen\":");
+        memcpy(p + n, digits, 8);
         n += k;
     } else {
+        n += put_u64(p + n, len);
+        n += put_str(p + n, ",\"caplen\":");
         n += put_u64(p + n, caplen);
     }
     p[n++] = ',';
@@ -431,7 +440,8 @@ static void decode_chunk(const struct file_job *job, struct chunk *ch)
         if (record) {
             struct rdma_capture_frame cf;
             record = rdma_capture_record(job->cap, record, &cf);
-            run_frame = (struct frame){cf.sec, cf.nsec, cf.caplen, cf.len, cf.data};
+            run_frame = (struct frame){.sec = cf.sec, .nsec = cf.nsec, .caplen = cf.caplen, .len = cf.len,
+                                       .data = cf.data};
             f = &run_frame;
         }
         uint64_t frame = ch->first_frame + i;
@@ -676,7 +686,8 @@ static bool chunk_add(struct chunk *ch, const struct rdma_capture_frame *cf)
         data = memcpy(ch->copy + ch->copy_len, cf->data, cf->caplen);
         ch->copy_len += cf->caplen;
     }
-    ch->frame[ch->n++] = (struct frame){cf->sec, cf->nsec, cf->caplen, cf->len, data};
+    ch->frame[ch->n++] = (struct frame){.sec = cf->sec, .nsec = cf->nsec, .caplen = cf->caplen,
+                                        .len = cf->len, .data = data};
     ch->bytes += cf->caplen;
     return true;
 }
@@ -787,7 +798,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     uint64_t limit = opts->max_frames ? opts->max_frames - st->frames : UINT64_MAX;
     int rc = rdma_capture_next(&cap, &cf);
     if (rc == 1)
-        job.first = (struct frame){cf.sec, cf.nsec, 0, 0, NULL};
+        job.first = (struct frame){.sec = cf.sec, .nsec = cf.nsec};
     bool oom = false;
     while (rc == 1 && !oom) {
         while (written + pl.nslots <= filled && !oom)
