@@ -61,6 +61,20 @@ START_TEST(put_u64_writes_what_printf_writes)
 }
 END_TEST
 
+/* The divisions the digit splits do by a multiply and a shift, for every
+ * operand they are given: a lane of four digits split by 100 (the two
+ * constants of rdma_text.h), one of two digits by 10. */
+START_TEST(multiply_shift_divisions_hold)
+{
+    for (uint32_t x = 0; x < 10000; x++) {
+        ck_assert_uint_eq((x * 10486u) >> 20, x / 100);
+        ck_assert_uint_eq((x * 5243u) >> 19, x / 100);
+    }
+    for (uint32_t x = 0; x < 100; x++)
+        ck_assert_uint_eq((x * 103u) >> 10, x / 10);
+}
+END_TEST
+
 /* Every 16-bit value. */
 START_TEST(put_u16_writes_what_printf_writes)
 {
@@ -249,6 +263,7 @@ int main(void)
     Suite *s = suite_create("text");
     TCase *tc = tcase_create("text");
     tcase_add_test(tc, put_u64_writes_what_printf_writes);
+    tcase_add_test(tc, multiply_shift_divisions_hold);
     tcase_add_test(tc, put_u16_writes_what_printf_writes);
     tcase_add_test(tc, put_digits8_keeps_leading_zeros);
     tcase_add_test(tc, hex_writers_write_what_printf_writes);
