@@ -18,6 +18,7 @@ static inline uint64_t get_bits(const uint8_t *p, unsigned shift, unsigned width
 {
     unsigned nbytes = (shift + width + 7) / 8;
     uint64_t v = 0;
+    _Pragma("GCC unroll 8") /* nbytes is a constant: a few loads, no loop */
     for (unsigned i = 0; i < nbytes; i++)
         v = v << 8 | p[i];
     v >>= shift;

@@ -227,6 +227,12 @@ static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct
     const uint8_t *h = TAKE_HEADER(c, pkt, RDMA_IP_FIELDS, RDMA_HDR_IP, RDMA_HDR_SIZE_IP, &pkt->ip);
     if (!h)
         return truncated(pkt, "IPv4 header");
+    /* Whether it may carry RoCEv2: protocol UDP, neither more fragments
+     * (flag 0x2000 of bytes 6-7, RFC 791) nor an offset (their low 13
+     * bits). Read from the header's bytes, not from the fields just stored
+     * in pkt->ip: the compiler would load those back as one word, from
+     * several narrow stores, a load that waits until they are all done. */
+    bool unfragmented_udp = h[9] == IP_PROTO_UDP && !(rdma_get_be16(h + 6) & 0x3fff);
     if (pkt->ip.version != 4 || pkt->ip.ihl < 5)
         return fail(pkt, RDMA_MALFORMED, "IPv4 version or header length");
     size_t hlen = (size_t)pkt->ip.ihl * 4;
@@ -234,13 +240,16 @@ static enum rdma_status decode_ipv4(const struct rdma_decode_config *cfg, struct
     pkt->ip_options = take(c, pkt->ip_options_len);
     if (!pkt->ip_options)
         return truncated(pkt, "IPv4 options");
-    pkt->ip_checksum_ok = csum_fold(csum_add(h, hlen, 0)) == 0;
+    /* a header without options (nearly all) sums at a length known when
+     * compiling: five words, no loop */
+    uint32_t sum = hlen == RDMA_HDR_SIZE_IP ? csum_add(h, RDMA_HDR_SIZE_IP, 0) : csum_add(h, hlen, 0);
+    pkt->ip_checksum_ok = csum_fold(sum) == 0;
     if (!pkt->ip_checksum_ok)
         fail(pkt, RDMA_BAD_CHECKSUM, "IPv4 header checksum");
     size_t end = at + pkt->ip.len;
     if (pkt->ip.len < hlen || end > c->wire)
         return fail(pkt, RDMA_MALFORMED, "IPv4 total length disagrees with the frame");
-    if (pkt->ip.proto != IP_PROTO_UDP || pkt->ip.frag_offset || (pkt->ip.flags & 1))
+    if (!unfragmented_udp)
         return (enum rdma_status)pkt->status;
     return decode_udp(cfg, c, pkt, at, end, 0);
 }

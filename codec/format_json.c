@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include "ioam.h"
+#include "opcode_list.h"
 #include "out.h"
 #include "rdma_codec.h"
 
@@ -27,51 +28,73 @@
 /* A literal at p; returns the end. */
 #define put_lit(p, s) (memcpy((p), "" s, sizeof(s) - 1), (p) + sizeof(s) - 1)
 
-/* Most header fields are flags and small numbers: one and two digits take
- * the shortest path. */
-static ALWAYS_INLINE char *put_digits(char *p, uint64_t v)
+/* 0 to 255 as text: up to three digits, and their count in the fourth
+ * byte. Eight-bit fields (opcodes, TTLs, reserved bits) and the parts of
+ * an IPv4 address are one load and one store of four bytes this way. */
+#define BYTE_TEXT_(x)                                                          \
+    {(char)((x) < 10 ? '0' + (x) : (x) < 100 ? '0' + (x) / 10 : '0' + (x) / 100),       \
+     (char)((x) < 10 ? 0 : (x) < 100 ? '0' + (x) % 10 : '0' + (x) / 10 % 10),          \
+     (char)((x) < 100 ? 0 : '0' + (x) % 10), (char)((x) < 10 ? 1 : (x) < 100 ? 2 : 3)}
+#define BYTE_TEXT4_(x) BYTE_TEXT_(x), BYTE_TEXT_((x) + 1), BYTE_TEXT_((x) + 2), BYTE_TEXT_((x) + 3)
+#define BYTE_TEXT16_(x) BYTE_TEXT4_(x), BYTE_TEXT4_((x) + 4), BYTE_TEXT4_((x) + 8), BYTE_TEXT4_((x) + 12)
+#define BYTE_TEXT64_(x) BYTE_TEXT16_(x), BYTE_TEXT16_((x) + 16), BYTE_TEXT16_((x) + 32), BYTE_TEXT16_((x) + 48)
+static const char byte_text[256][4] = {BYTE_TEXT64_(0), BYTE_TEXT64_(64), BYTE_TEXT64_(128),
+                                       BYTE_TEXT64_(192)};
+
+/* x < 256 at p, which has room for four; returns the end. */
+static ALWAYS_INLINE char *put_byte(char *p, unsigned x)
 {
-    return v < 100 ? rdma__put_small(p, (uint32_t)v) : rdma_put_u64(p, v);
+    memcpy(p, byte_text[x], 4);
+    return p + byte_text[x][3];
 }
 
-/* A header field: those of 16 bits or less (most of them) are written
- * inline, 32-bit ones by rdma_put_u64(), 64-bit ones as hex strings
- * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq). */
+/* A header field, the member of a struct of `size` bytes: each size takes
+ * its own path, chosen when compiling, with no branch on the value but
+ * one below 10^8 for 32 bits; 64-bit fields are hex strings
+ * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq).
+ * Room for RDMA_U64_DIGITS at p. */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
 {
     if (size == 8)
         return out_put_hex64_json(p, v);
-    if (size > 2 || v < 100)
-        return put_digits(p, v);
-    uint32_t x = (uint32_t)v;
-    if (x < 10000)
-        return rdma__put_small(p, x);
-    uint32_t hi = x / 10000; /* one digit: x < 65536 */
-    *p = (char)('0' + hi);
-    rdma__put4(p + 1, x - 10000 * hi);
-    return p + 5;
+    if (size == 1)
+        return put_byte(p, (unsigned)v);
+    if (size == 2)
+        return rdma__put_u16(p, (uint32_t)v);
+    return rdma_put_u64(p, v);
 }
 
 #define HEX_DIGITS "0123456789abcdef"
+
+/* 0 to 255 as two hex digits, for MAC addresses and byte strings. */
+#define HEX_PAIR_(x) {HEX_DIGITS[(x) >> 4], HEX_DIGITS[(x) & 15]}
+#define HEX_PAIR4_(x) HEX_PAIR_(x), HEX_PAIR_((x) + 1), HEX_PAIR_((x) + 2), HEX_PAIR_((x) + 3)
+#define HEX_PAIR16_(x) HEX_PAIR4_(x), HEX_PAIR4_((x) + 4), HEX_PAIR4_((x) + 8), HEX_PAIR4_((x) + 12)
+#define HEX_PAIR64_(x) HEX_PAIR16_(x), HEX_PAIR16_((x) + 16), HEX_PAIR16_((x) + 32), HEX_PAIR16_((x) + 48)
+static const char hex_pair[256][2] = {HEX_PAIR64_(0), HEX_PAIR64_(64), HEX_PAIR64_(128),
+                                      HEX_PAIR64_(192)};
 #define ARRAY_MAX(len) (4 * (len) + 2) /* the longest of the forms below */
+/* Addresses have a length known when compiling: their loops go straight. */
+#define UNROLL _Pragma("GCC unroll 16")
 
 /* An address or byte string at p, room for ARRAY_MAX(len); returns the end. */
 static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int kind)
 {
     switch (kind) {
     case RDMA_ARRAY_MAC:
+        UNROLL
         for (size_t i = 0; i < len; i++) {
-            if (i)
-                *p++ = ':';
-            *p++ = HEX_DIGITS[a[i] >> 4];
-            *p++ = HEX_DIGITS[a[i] & 15];
+            memcpy(p, hex_pair[a[i]], 2);
+            p[2] = ':';
+            p += 3;
         }
-        return p;
+        return len ? p - 1 : p; /* no colon after the last */
     case RDMA_ARRAY_IPV4:
+        UNROLL
         for (size_t i = 0; i < len; i++) {
             if (i)
                 *p++ = '.';
-            p = put_digits(p, a[i]);
+            p = put_byte(p, a[i]);
         }
         return p;
     case RDMA_ARRAY_IPV6: {
@@ -82,10 +105,8 @@ static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int 
     }
     default:
         p = put_lit(p, "0x");
-        for (size_t i = 0; i < len; i++) {
-            *p++ = HEX_DIGITS[a[i] >> 4];
-            *p++ = HEX_DIGITS[a[i] & 15];
-        }
+        for (size_t i = 0; i < len; i++, p += 2)
+            memcpy(p, hex_pair[a[i]], 2);
         return p;
     }
 }
@@ -169,7 +190,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
 #define member_u64(o, name, v)                                                 \
     WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {              \
         p = put_lit(p, "\"" name "\":");                                       \
-        p = put_digits(p, (v));                                                \
+        p = rdma_put_u64(p, (v));                                              \
         *p++ = ',';                                                            \
     })
 
@@ -193,6 +214,53 @@ static ALWAYS_INLINE void member_str_(struct out *o, const char *key, size_t key
 }
 #define member_str(o, name, s)                                                 \
     member_str_((o), "\"" name "\":\"", sizeof("\"" name "\":\"") - 1, (s))
+
+/* A member whose value is one of a few names known when compiling: its
+ * text in an array of fixed size, copied whole (a copy of constant size is
+ * a couple of stores; one of the name's length would be a call), of which
+ * the first len bytes count. */
+#define NAMED_MAX 32
+struct named {
+    char text[NAMED_MAX];
+    unsigned char len;
+};
+#define NAMED(name, s) {"\"" name "\":\"" s "\",", sizeof("\"" name "\":\"" s "\",") - 1}
+#define PROTO_NAMED_(id, s) NAMED("proto", s),
+static const struct named proto_named[] = {RDMA_PROTOS(PROTO_NAMED_)};
+#define AETH_KIND_NAMED_(id, v, s) [v] = NAMED("kind", s),
+static const struct named aeth_kind_named[4] = {RDMA_AETH_KINDS(AETH_KIND_NAMED_)};
+
+/* The opcode_name member of every opcode a transport may define (opcode.c
+ * names them so: the transport, a space, the operation), for the opcodes
+ * whose entry in rdma_opcodes[] has a name, which this text then holds. */
+#define OPCODE_NAMED_MAX 64
+struct opcode_named {
+    char text[OPCODE_NAMED_MAX];
+    unsigned char len;
+};
+#define OPCODE_NAMED_(base, tr, code, op) [(base) | (code)] = NAMED("opcode_name", tr " " op),
+#define RC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x00, "RC", code, op)
+#define UC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x20, "UC", code, op)
+#define RD_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x40, "RD", code, op)
+#define UD_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0x60, "UD", code, op)
+#define XRC_NAMED_(code, op, hdrs, flags, trs) OPCODE_NAMED_(0xa0, "XRC", code, op)
+static const struct opcode_named opcode_named[256] = {
+    RDMA_OPERATIONS(RC_NAMED_) RDMA_OPERATIONS(UC_NAMED_) RDMA_OPERATIONS(RD_NAMED_)
+    RDMA_OPERATIONS(UD_NAMED_) RDMA_OPERATIONS(XRC_NAMED_)
+    [0x81] = NAMED("opcode_name", "CNP"),
+};
+
+static ALWAYS_INLINE void member_named_(struct out *o, const char *text, size_t size, size_t len)
+{
+    char *p = out_room(o, size);
+    if (!p) {
+        out_mem(o, text, len);
+        return;
+    }
+    memcpy(p, text, size);
+    out_end(o, p + len);
+}
+#define member_named(o, m) member_named_((o), (m)->text, sizeof (m)->text, (m)->len)
 
 #define member_bool(o, name, b)                                                \
     do {                                                                       \
@@ -222,7 +290,7 @@ static void json_aeth(struct out *o, const struct rdma_aeth *aeth)
 {
     JSON_OPEN(o, "aeth", RDMA_AETH_FIELDS, aeth);
     unsigned kind = rdma_aeth_kind(aeth->syndrome), value = rdma_aeth_value(aeth->syndrome);
-    member_str(o, "kind", rdma_aeth_kind_name(kind));
+    member_named(o, &aeth_kind_named[kind & 3]); /* two bits */
     if (kind == RDMA_AETH_ACK) {
         member_u64(o, "credit_count", value);
     } else if (kind == RDMA_AETH_RNR_NAK) {
@@ -323,21 +391,21 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
 /* A CRC as tshark shows it (infiniband.invariant.crc, .variant.crc): its
  * bytes in wire order read as one big-endian number, in hex. The CRC
  * itself is sent least significant byte first (IBA vol. 1, 7.8), so the
- * number computed is this one byte-swapped. */
-static void json_crc(struct out *o, const char *name, const struct rdma_crc *crc, unsigned bytes)
-{
-    uint32_t wire = 0;
-    for (unsigned i = 0; i < bytes; i++)
-        wire = wire << 8 | (crc->value >> (8 * i) & 0xff);
-    out_chr(o, '"');
-    out_str(o, name);
-    out_lit(o, "\":{\"value\":\"0x");
-    out_hex(o, wire, 2 * bytes);
-    if (crc->ok)
-        out_lit(o, "\",\"ok\":true},");
-    else
-        out_lit(o, "\",\"ok\":false},");
-}
+ * number shown is the one computed byte-swapped. */
+#define json_crc(o, name, crc, bytes)                                          \
+    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":\"0x\",\"ok\":false},") + 8, { \
+        p = put_lit(p, "\"" name "\":{\"value\":\"0x");                        \
+        if ((bytes) == 4) {                                                    \
+            p = out_put_hex8(p, __builtin_bswap32((crc)->value));              \
+        } else {                                                               \
+            uint16_t v_ = (uint16_t)(crc)->value;                              \
+            p = out_put_hex(p, (uint16_t)(v_ << 8 | v_ >> 8), 4);              \
+        }                                                                      \
+        if ((crc)->ok)                                                         \
+            p = put_lit(p, "\",\"ok\":true},");                                 \
+        else                                                                   \
+            p = put_lit(p, "\",\"ok\":false},");                                \
+    })
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
 {
@@ -361,7 +429,10 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
 {
     struct out o_ = {buf, cap, 0, false}, *o = &o_;
     uint32_t has = pkt->present;
-    member_str(o, "proto", rdma_proto_name((enum rdma_proto)pkt->proto));
+    if (pkt->proto < sizeof proto_named / sizeof proto_named[0])
+        member_named(o, &proto_named[pkt->proto]);
+    else
+        member_str(o, "proto", rdma_proto_name((enum rdma_proto)pkt->proto));
     if (has & RDMA_HDR_ERF)
         JSON_HEADER(o, "erf", RDMA_ERF_FIELDS, &pkt->erf);
     if (has & RDMA_HDR_SLL)
@@ -402,7 +473,11 @@ size_t rdma_format_json(const struct rdma_pkt *pkt, char *buf, size_t cap)
         JSON_HEADER(o, "grh", RDMA_GRH_FIELDS, &pkt->grh);
     if (has & RDMA_HDR_BTH) {
         JSON_OPEN(o, "bth", RDMA_BTH_FIELDS, &pkt->bth);
-        member_str(o, "opcode_name", pkt->op && pkt->op->name ? pkt->op->name : "reserved");
+        const struct rdma_opcode_info *op = pkt->op;
+        if (op && op == &rdma_opcodes[pkt->bth.opcode] && op->name)
+            member_named(o, &opcode_named[pkt->bth.opcode]);
+        else
+            member_str(o, "opcode_name", op && op->name ? op->name : "reserved");
         close_with(o, '}');
     }
     if (has & RDMA_HDR_RDETH)

@@ -150,11 +150,13 @@ struct time_text {
  * of any sign): -0.3 s is "-0.300000000", as tshark writes it. */
 static size_t put_time(char *p, struct time_text *tt, int64_t sec, int64_t nsec)
 {
-    sec += nsec / 1000000000;
-    nsec %= 1000000000;
-    if (nsec < 0) {
-        nsec += 1000000000;
-        sec--;
+    if ((uint64_t)nsec >= 1000000000) { /* records keep 0 <= nsec < 10^9; differences may not */
+        sec += nsec / 1000000000;
+        nsec %= 1000000000;
+        if (nsec < 0) {
+            nsec += 1000000000;
+            sec--;
+        }
     }
     /* now sec + nsec / 10^9 with 0 <= nsec < 10^9; a negative time is its
      * magnitude after a minus sign */
@@ -192,8 +194,12 @@ static size_t put_str(char *p, const char *s)
 /* A frame of a chunk: where its bytes are and what its record says, with
  * the time as libpcap gives it (capture.h). */
 struct frame {
-    int64_t sec, nsec;
+    /* not side by side: a copy of both as one 16-byte load from a frame
+     * the capture reader has just stored as two would wait for them (a
+     * load is served from one store, not two) */
+    int64_t sec;
     uint32_t caplen, len;
+    int64_t nsec;
     const uint8_t *data;
 };
 
@@ -217,9 +223,23 @@ static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_
     n += put_str(p + n, ",\"ts\":\"");
     n += put_time(p + n, tt, h->sec, h->nsec);
     n += put_str(p + n, "\",\"len\":");
-    n += put_u64(p + n, h->len - pkt->pseudo_len);
-    n += put_str(p + n, ",\"caplen\":");
-    n += put_u64(p + n, h->caplen - pkt->pseudo_len);
+    uint32_t len = h->len - pkt->pseudo_len, caplen = h->caplen - pkt->pseudo_len;
+    if (caplen == len && len < 100000000) {
+        /* as in most frames, whole: the digits made once and stored
+         * twice; below 10^8 they are the eight bytes rdma_put_u64() made
+         * (what follows the digits is written over) */
+        char digits[RDMA_U64_DIGITS];
+        size_t k = put_u64(digits, len);
+        memcpy(p + n, digits, 8);
+        n += k;
+        n += put_str(p + n, ",\"caplen\":");
+        memcpy(p + n, digits, 8);
+        n += k;
+    } else {
+        n += put_u64(p + n, len);
+        n += put_str(p + n, ",\"caplen\":");
+        n += put_u64(p + n, caplen);
+    }
     p[n++] = ',';
     size_t m = rdma_format_json(pkt, p + n, LINE_MAX_BYTES - n - 2);
     if (!m)
@@ -394,6 +414,8 @@ static bool chunk_defer(struct chunk *ch, uint64_t number, const struct frame *f
 /* Whether the frame carries a TCP segment, which the iWARP stream takes. */
 static bool carries_tcp(const struct rdma_pkt *pkt, const uint8_t *data)
 {
+    if (pkt->present & RDMA_HDR_UDP) /* most frames, told at once: a UDP datagram is no segment */
+        return false;
     struct rdma_tcp tcp;
     const uint8_t *payload;
     uint32_t len;
@@ -418,7 +440,8 @@ static void decode_chunk(const struct file_job *job, struct chunk *ch)
         if (record) {
             struct rdma_capture_frame cf;
             record = rdma_capture_record(job->cap, record, &cf);
-            run_frame = (struct frame){cf.sec, cf.nsec, cf.caplen, cf.len, cf.data};
+            run_frame = (struct frame){.sec = cf.sec, .nsec = cf.nsec, .caplen = cf.caplen, .len = cf.len,
+                                       .data = cf.data};
             f = &run_frame;
         }
         uint64_t frame = ch->first_frame + i;
@@ -663,7 +686,8 @@ static bool chunk_add(struct chunk *ch, const struct rdma_capture_frame *cf)
         data = memcpy(ch->copy + ch->copy_len, cf->data, cf->caplen);
         ch->copy_len += cf->caplen;
     }
-    ch->frame[ch->n++] = (struct frame){cf->sec, cf->nsec, cf->caplen, cf->len, data};
+    ch->frame[ch->n++] = (struct frame){.sec = cf->sec, .nsec = cf->nsec, .caplen = cf->caplen,
+                                        .len = cf->len, .data = data};
     ch->bytes += cf->caplen;
     return true;
 }
@@ -774,7 +798,7 @@ static bool decode_file(const char *path, bool name_files, const struct decode_o
     uint64_t limit = opts->max_frames ? opts->max_frames - st->frames : UINT64_MAX;
     int rc = rdma_capture_next(&cap, &cf);
     if (rc == 1)
-        job.first = (struct frame){cf.sec, cf.nsec, 0, 0, NULL};
+        job.first = (struct frame){.sec = cf.sec, .nsec = cf.nsec};
     bool oom = false;
     while (rc == 1 && !oom) {
         while (written + pl.nslots <= filled && !oom)

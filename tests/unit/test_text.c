@@ -1,0 +1,275 @@
+/* test_text.c - the digit writers decode --json is built on, against
+ * printf: rdma_put_u64 and rdma_put_digits8 (rdma_text.h, public), the
+ * hex writers of out.h, and the numbers, addresses and CRCs of
+ * rdma_format_json, whose eight-bit fields and IPv4 address parts come from
+ * a table and MAC addresses from a table of hex pairs. Every writer is
+ * checked at the edges of each digit count and on a spread of values, and
+ * for writing nothing past the room it is given.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "out.h"
+#include "rdma_text.h"
+#include "unit.h"
+
+#define GUARD 0x5a
+
+/* Values where the digit count changes (9, 10, 99, 100, ... 10^19), the
+ * edges of the integer types, and a spread between them. */
+static size_t edge_values(uint64_t *v, size_t max)
+{
+    size_t n = 0;
+    uint64_t p = 1;
+    for (int i = 0; i < 20; i++, p *= 10) {
+        v[n++] = p - 1;
+        v[n++] = p;
+        v[n++] = p + 1;
+    }
+    static const uint64_t more[] = {0, 255, 256, 65535, 65536, 16777215, 16777216,
+                                    99999999, 100000000, UINT32_MAX, (uint64_t)UINT32_MAX + 1,
+                                    UINT64_MAX - 1, UINT64_MAX};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        v[n++] = more[i];
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    while (n < max) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v[n++] = x >> (x & 63); /* every magnitude */
+    }
+    return n;
+}
+
+#define NVALUES 4000
+
+START_TEST(put_u64_writes_what_printf_writes)
+{
+    static uint64_t v[NVALUES];
+    size_t n = edge_values(v, NVALUES);
+    for (size_t i = 0; i < n; i++) {
+        char want[32], got[RDMA_U64_DIGITS + 8];
+        int len = snprintf(want, sizeof want, "%" PRIu64, v[i]);
+        memset(got, GUARD, sizeof got);
+        char *end = rdma_put_u64(got, v[i]);
+        ck_assert_msg(end - got == len && !memcmp(got, want, (size_t)len), "%s written as %.*s", want,
+                      (int)(end - got), got);
+        for (size_t k = RDMA_U64_DIGITS; k < sizeof got; k++)
+            ck_assert_msg(got[k] == GUARD, "%s: byte %zu written, past RDMA_U64_DIGITS", want, k);
+    }
+}
+END_TEST
+
+/* The divisions the digit splits do by a multiply and a shift, for every
+ * operand they are given: a lane of four digits split by 100 (the two
+ * constants of rdma_text.h), one of two digits by 10. */
+START_TEST(multiply_shift_divisions_hold)
+{
+    for (uint32_t x = 0; x < 10000; x++) {
+        ck_assert_uint_eq((x * 10486u) >> 20, x / 100);
+        ck_assert_uint_eq((x * 5243u) >> 19, x / 100);
+    }
+    for (uint32_t x = 0; x < 100; x++)
+        ck_assert_uint_eq((x * 103u) >> 10, x / 10);
+}
+END_TEST
+
+/* Every 16-bit value. */
+START_TEST(put_u16_writes_what_printf_writes)
+{
+    for (uint32_t x = 0; x < 65536; x++) {
+        char want[16], got[16];
+        int len = snprintf(want, sizeof want, "%" PRIu32, x);
+        memset(got, GUARD, sizeof got);
+        char *end = rdma__put_u16(got, x);
+        ck_assert_msg(end - got == len && !memcmp(got, want, (size_t)len) && got[8] == GUARD,
+                      "%s written as %.*s", want, (int)(end - got), got);
+    }
+}
+END_TEST
+
+START_TEST(put_digits8_keeps_leading_zeros)
+{
+    static const uint32_t v[] = {0, 9, 10, 99, 100, 1234567, 10000000, 99999999};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char want[16], got[10];
+        snprintf(want, sizeof want, "%08" PRIu32, v[i]);
+        memset(got, GUARD, sizeof got);
+        rdma_put_digits8(got, v[i]);
+        ck_assert_msg(!memcmp(got, want, 8) && got[8] == GUARD, "%s written as %.9s", want, got);
+    }
+}
+END_TEST
+
+START_TEST(hex_writers_write_what_printf_writes)
+{
+    static uint64_t v[NVALUES];
+    size_t n = edge_values(v, NVALUES);
+    for (size_t i = 0; i < n; i++) {
+        char want[32], got[32];
+        snprintf(want, sizeof want, "%08" PRIx32, (uint32_t)v[i]);
+        memset(got, GUARD, sizeof got);
+        ck_assert_ptr_eq(out_put_hex8(got, (uint32_t)v[i]), got + 8);
+        ck_assert_msg(!memcmp(got, want, 8) && got[8] == GUARD, "%s written as %.9s", want, got);
+        snprintf(want, sizeof want, "\"0x%016" PRIx64 "\"", v[i]);
+        memset(got, GUARD, sizeof got);
+        ck_assert_ptr_eq(out_put_hex64_json(got, v[i]), got + RDMA_HEX64_JSON);
+        ck_assert_msg(!memcmp(got, want, RDMA_HEX64_JSON) && got[RDMA_HEX64_JSON] == GUARD,
+                      "%s written as %.21s", want, got);
+    }
+}
+END_TEST
+
+/* A RoCEv2 RDMA WRITE Only over IPv4, its fields set from x. */
+static void write_only(struct rdma_pkt *pkt, uint64_t x)
+{
+    memset(pkt, 0, sizeof *pkt);
+    pkt->linktype = RDMA_LINKTYPE_ETHERNET;
+    pkt->proto = RDMA_PROTO_ROCEV2;
+    pkt->present = RDMA_HDR_ETH | RDMA_HDR_IP | RDMA_HDR_UDP;
+    rdma_pkt_set_opcode(pkt, 0x0a);
+    for (int i = 0; i < 6; i++) {
+        pkt->eth.dst[i] = (uint8_t)(x >> (8 * i));
+        pkt->eth.src[i] = (uint8_t)~(x >> (8 * i));
+    }
+    for (int i = 0; i < 4; i++) {
+        pkt->ip.src[i] = (uint8_t)(x >> (8 * i + 3));
+        pkt->ip.dst[i] = (uint8_t)(x >> (8 * i + 5));
+    }
+    pkt->ip.ttl = (uint8_t)x;
+    pkt->ip.id = (uint16_t)(x >> 8);
+    pkt->bth.psn = (uint32_t)(x >> 16) & 0xffffff;
+    pkt->reth.r_key = (uint32_t)(x >> 24);
+    pkt->reth.va = x;
+    pkt->icrc.present = true;
+    pkt->icrc.value = (uint32_t)(x >> 13);
+}
+
+/* The member "name":value of text, or NULL. */
+static const char *member(const char *text, const char *name, char *value, size_t cap)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *at = strstr(text, key);
+    if (!at)
+        return NULL;
+    at += strlen(key);
+    size_t n = strcspn(at, ",}");
+    snprintf(value, cap, "%.*s", (int)n, at);
+    return value;
+}
+
+/* The text printf makes of member k of write_only()'s packet, and its
+ * name; the IPv4 source is looked for after "ip" (the first "src" is the
+ * MAC's). */
+static const char *expected(const struct rdma_pkt *pkt, int k, char *want, size_t cap)
+{
+    const uint8_t *d = pkt->eth.dst, *a = pkt->ip.src;
+    switch (k) {
+    case 0:
+        snprintf(want, cap, "\"%02x:%02x:%02x:%02x:%02x:%02x\"", d[0], d[1], d[2], d[3], d[4], d[5]);
+        return "dst";
+    case 1:
+        snprintf(want, cap, "\"%u.%u.%u.%u\"", a[0], a[1], a[2], a[3]);
+        return "src";
+    case 2:
+        snprintf(want, cap, "%u", pkt->ip.ttl);
+        return "ttl";
+    case 3:
+        snprintf(want, cap, "%u", pkt->ip.id);
+        return "id";
+    case 4:
+        snprintf(want, cap, "%" PRIu32, pkt->bth.psn);
+        return "psn";
+    case 5:
+        snprintf(want, cap, "%" PRIu32, pkt->reth.r_key);
+        return "r_key";
+    case 6:
+        snprintf(want, cap, "\"0x%016" PRIx64 "\"", pkt->reth.va);
+        return "va";
+    case 7: /* the CRC's bytes in wire order, least significant first */
+        snprintf(want, cap, "\"0x%02x%02x%02x%02x\"", pkt->icrc.value & 0xff, pkt->icrc.value >> 8 & 0xff,
+                 pkt->icrc.value >> 16 & 0xff, pkt->icrc.value >> 24);
+        return "value";
+    }
+    return NULL;
+}
+
+START_TEST(json_numbers_addresses_and_crcs_read_as_printf_writes_them)
+{
+    static uint64_t v[NVALUES];
+    size_t n = edge_values(v, NVALUES);
+    for (size_t i = 0; i < n; i++) {
+        struct rdma_pkt pkt;
+        char text[4096], got[64], want[64];
+        write_only(&pkt, v[i]);
+        size_t len = rdma_format_json(&pkt, text, sizeof text - 1);
+        ck_assert_uint_gt(len, 0);
+        text[len] = 0;
+        const char *name;
+        for (int k = 0; (name = expected(&pkt, k, want, sizeof want)); k++) {
+            const char *from = k == 1 ? strstr(text, "\"ip\":") : text;
+            ck_assert_msg(member(from, name, got, sizeof got) && !strcmp(got, want), "%s: %s for %s in %s",
+                          name, got, want, text);
+        }
+    }
+}
+END_TEST
+
+/* Every eight-bit value through the table: TTLs and IPv4 address parts. */
+START_TEST(json_bytes_read_as_printf_writes_them)
+{
+    struct rdma_pkt pkt;
+    char text[4096], got[64], want[64];
+    write_only(&pkt, 0);
+    for (unsigned x = 0; x < 256; x++) {
+        pkt.ip.ttl = (uint8_t)x;
+        memset(pkt.ip.src, (int)x, 4);
+        size_t len = rdma_format_json(&pkt, text, sizeof text - 1);
+        ck_assert_uint_gt(len, 0);
+        text[len] = 0;
+        snprintf(want, sizeof want, "%u", x);
+        ck_assert_msg(member(text, "ttl", got, sizeof got) && !strcmp(got, want), "ttl %s for %s", got, want);
+        snprintf(want, sizeof want, "\"%u.%u.%u.%u\"", x, x, x, x);
+        ck_assert_msg(member(strstr(text, "\"ip\":"), "src", got, sizeof got) && !strcmp(got, want),
+                      "ip.src %s for %s", got, want);
+    }
+}
+END_TEST
+
+/* Every opcode's name as the opcode table has it: format_json.c holds the
+ * members' text in a table of its own. */
+START_TEST(json_opcode_names_are_the_table_s)
+{
+    struct rdma_pkt pkt;
+    char text[4096], want[128];
+    for (unsigned op = 0; op < 256; op++) {
+        write_only(&pkt, 0);
+        rdma_pkt_set_opcode(&pkt, (uint8_t)op);
+        size_t len = rdma_format_json(&pkt, text, sizeof text - 1);
+        ck_assert_uint_gt(len, 0);
+        text[len] = 0;
+        snprintf(want, sizeof want, "\"opcode_name\":\"%s\"",
+                 rdma_opcodes[op].name ? rdma_opcodes[op].name : "reserved");
+        const char *at = strstr(text, want);
+        ck_assert_msg(at && strchr(",}", at[strlen(want)]), "opcode 0x%02x: %s not in %s", op, want, text);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("text");
+    TCase *tc = tcase_create("text");
+    tcase_add_test(tc, put_u64_writes_what_printf_writes);
+    tcase_add_test(tc, multiply_shift_divisions_hold);
+    tcase_add_test(tc, put_u16_writes_what_printf_writes);
+    tcase_add_test(tc, put_digits8_keeps_leading_zeros);
+    tcase_add_test(tc, hex_writers_write_what_printf_writes);
+    tcase_add_test(tc, json_numbers_addresses_and_crcs_read_as_printf_writes_them);
+    tcase_add_test(tc, json_bytes_read_as_printf_writes_them);
+    tcase_add_test(tc, json_opcode_names_are_the_table_s);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
