@@ -30,6 +30,7 @@
  * for it are dropped on arrival, until that pause ends.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
@@ -150,11 +151,18 @@ struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c)
     return it;
 }
 
+struct sw_port *sim__sw_ports(uint32_t n)
+{
+    struct sw_port *sp = sim__xaligned(_Alignof(struct sw_port), (n ? n : 1) * sizeof *sp);
+    memset(sp, 0, (n ? n : 1) * sizeof *sp);
+    return sp;
+}
+
 /* Take the head of class c of port p and free its buffer. */
 static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
 {
     struct sw_item it = sim__swq_pop(sp, c);
-    struct sim_pg *g = &sw->sp[it.in].pg[it.prio];
+    struct sim_pg *g = &sw->sp[it.in].q[it.prio].pg;
     sim__mmu_release(&sw->mmu, g, it.len);
     struct sim_port *in = sw->node.ports[it.in];
     if ((in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, g))
@@ -180,7 +188,7 @@ static unsigned dwrr(struct sw_port *sp, uint8_t ready)
         unsigned later = ready & ~((2u << c) - 1);
         unsigned next = (unsigned)__builtin_ctz(later ? later : ready);
         sp->rr = (uint8_t)next;
-        sp->q[next].deficit += (int64_t)sp->quantum[next];
+        sp->q[next].deficit += sp->q[next].quantum;
     }
 }
 
@@ -296,11 +304,11 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
     /* without a shared buffer, a frame that finds its port idle goes
      * straight out, as the simple switch's did */
     if (sw->mmu.shared || !sim__port_idle(op) || sp->busy) {
-        enum sim_admit a = sim__mmu_admit(&sw->mmu, &ip->pg[prio], len, lossless, ip->headroom,
+        enum sim_admit a = sim__mmu_admit(&sw->mmu, &ip->q[prio].pg, len, lossless, &ip->headroom,
                                           q->bytes, sp->bytes);
         if (a == SIM_ADMIT_HEADROOM) {
-            if (ip->pg[prio].hdrm > in->st.max_headroom)
-                in->st.max_headroom = ip->pg[prio].hdrm;
+            if (ip->q[prio].pg.hdrm > in->st.max_headroom)
+                in->st.max_headroom = ip->q[prio].pg.hdrm;
         } else if (a != SIM_ADMIT_OK) {
             /* drops count at the port the frame was headed for; those that
              * overflowed a PFC headroom also at the port they came in on */
@@ -318,7 +326,7 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
                                .l3 = l3});
     sp->busy |= bit;
     sp->bytes += len;
-    if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))
+    if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->q[prio].pg))
         sim__pfc_xoff(in, prio);
     if (sim__port_idle(op))
         sw_tx_ready(n, op);
@@ -391,7 +399,7 @@ static void pfc_refresh(struct sim_node *n, struct sim_port *port)
     struct sim_switch *sw = sim__switch_of(n);
     struct sw_port *sp = &sw->sp[port->index];
     for (unsigned c = 0; c < SIM_PRIOS; c++)
-        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->pg[c]))
+        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->q[c].pg))
             sim__pfc_xon(port, c);
 }
 
@@ -420,7 +428,7 @@ static void sw_init(struct sim_component *c)
     const struct cfg_switch *p = sw->p;
     unsigned nlossless = (unsigned)__builtin_popcount(p->lossless);
     uint64_t headroom = 0, largest = 0;
-    sw->sp = sim__xcalloc(n->nports ? n->nports : 1, sizeof *sw->sp);
+    sw->sp = sim__sw_ports(n->nports);
     for (uint32_t i = 0; i < n->nports; i++) {
         struct sim_port *port = n->ports[i];
         struct sw_port *sp = &sw->sp[i];
@@ -433,7 +441,7 @@ static void sw_init(struct sim_component *c)
         if (frame > largest)
             largest = frame;
         for (unsigned k = 0; k < SIM_PRIOS; k++)
-            sp->quantum[k] = p->weights[k] * frame;
+            sp->q[k].quantum = (uint32_t)(p->weights[k] * frame); /* weights: at most 100 */
         sim_timer_init(&sp->watchdog);
     }
     uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
