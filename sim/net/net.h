@@ -332,8 +332,29 @@ struct sim_port_set {
     uint32_t off, n; /* into route_ports */
 };
 
+/* A switch's row of codes as arithmetic, where it fits: hosts in [lo, lo
+ * + span) lie below it and take code down_base + (h - lo) / down_div,
+ * the others an up code, up_base + h / up_div % up_n. On a fat-tree
+ * (dmodk or ecmp) every row fits: a hop reads the switch's rule, a few
+ * bytes that stay in cache, instead of its entry in a table of switches
+ * x hosts (21 MB at k=32) that does not. */
+struct sim_route_rule {
+    uint32_t lo, span, down_div;
+    uint32_t up_div, up_n;
+    uint16_t down_base, up_base;
+    bool fits; /* false: read code_of */
+};
+
+static inline uint16_t sim__route_rule_code(const struct sim_route_rule *u, uint32_t h)
+{
+    if (h - u->lo < u->span)
+        return (uint16_t)(u->down_base + (h - u->lo) / u->down_div);
+    return (uint16_t)(u->up_base + h / u->up_div % u->up_n);
+}
+
 struct sim_routes {
     uint16_t *code_of;         /* [switch slot * nhosts + host] -> code, SIM_ROUTE_NONE: no path */
+    struct sim_route_rule *rule; /* per switch slot */
     struct sim_port_set *sets; /* per switch, consecutive */
     uint32_t *ports;
     uint32_t *sets_base;       /* the set id of each switch slot's port 0 */
@@ -357,6 +378,9 @@ uint32_t sim__dmodk(uint32_t h, uint32_t n, uint32_t tier);
  * is scratch space of one entry per node. */
 void sim__route_tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue);
 void sim__routes_free(struct sim_routes *r);
+/* A switch's code for a host from its table, never from its rule: what
+ * the rules are checked against. */
+uint16_t sim__route_table_code(const struct sim_network *net, const struct sim_node *sw, uint32_t host);
 /* ECMP hash of a flow, as switches compute it from the frame's addresses
  * and UDP source port; salted per switch. */
 uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt);
