@@ -111,7 +111,9 @@ struct sw_queue {
     uint32_t cap, head, tail; /* free-running; index & (cap - 1) */
     uint32_t quantum; /* DWRR: bytes a turn adds (a weight times the largest frame) */
     uint64_t bytes;
-    uint64_t sent;   /* frames dequeued, for deadlock detection */
+    uint32_t sent;   /* frames dequeued, for deadlock detection (which asks whether it moved) */
+    bool xoff;       /* this port as ingress paused its peer for the class, as far as the
+                      * switch knows: the port's pfc.xoff, far from this line, is read only then */
     int64_t deficit; /* DWRR */
     struct sim_pg pg; /* this port as ingress */
 } __attribute__((aligned(64)));
@@ -125,6 +127,7 @@ struct sw_port {
     uint8_t storm;  /* classes the watchdog is dropping */
     uint64_t bytes; /* queued, all classes */
     uint64_t headroom;
+    uint64_t max_queue; /* the port's st.max_queue, on this line: written there when it grows */
     struct sim_red red;
     struct sw_queue q[SIM_PRIOS];
     sim_time_t storm_since[SIM_PRIOS];

@@ -60,8 +60,8 @@ static void enqueue(struct sim_switch *sw, struct sim_frame *f, uint16_t in, uin
     sp->bytes += f->len;
     if (sim__port_idle(op))
         n->nops->tx_ready(n, op);
-    if (sp->bytes > op->st.max_queue)
-        op->st.max_queue = sp->bytes;
+    if (sp->bytes > sp->max_queue)
+        op->st.max_queue = sp->max_queue = sp->bytes;
 }
 
 static void ib_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)

@@ -162,11 +162,13 @@ struct sw_port *sim__sw_ports(uint32_t n)
 static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
 {
     struct sw_item it = sim__swq_pop(sp, c);
-    struct sim_pg *g = &sw->sp[it.in].q[it.prio].pg;
-    sim__mmu_release(&sw->mmu, g, it.len);
+    struct sw_queue *iq = &sw->sp[it.in].q[it.prio]; /* the ingress group's line */
+    sim__mmu_release(&sw->mmu, &iq->pg, it.len);
     struct sim_port *in = sw->node.ports[it.in];
-    if ((in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, g))
+    if (iq->xoff && (in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, &iq->pg)) {
         sim__pfc_xon(in, it.prio);
+        iq->xoff = false;
+    }
     return it;
 }
 
@@ -326,13 +328,15 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
                                .l3 = l3});
     sp->busy |= bit;
     sp->bytes += len;
-    if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->q[prio].pg))
+    if (lossless && sim__mmu_should_pause(&sw->mmu, &ip->q[prio].pg) && !(in->pfc.xoff & bit)) {
         sim__pfc_xoff(in, prio);
+        ip->q[prio].xoff = true;
+    }
     if (sim__port_idle(op))
         sw_tx_ready(n, op);
     /* the largest queue: bytes waiting, not the frame going out */
-    if (sp->bytes > op->st.max_queue)
-        op->st.max_queue = sp->bytes;
+    if (sp->bytes > sp->max_queue)
+        op->st.max_queue = sp->max_queue = sp->bytes;
 }
 
 /* ---- the PFC watchdog ----------------------------------------------------------- */
@@ -399,8 +403,10 @@ static void pfc_refresh(struct sim_node *n, struct sim_port *port)
     struct sim_switch *sw = sim__switch_of(n);
     struct sw_port *sp = &sw->sp[port->index];
     for (unsigned c = 0; c < SIM_PRIOS; c++)
-        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->q[c].pg))
+        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->q[c].pg)) {
             sim__pfc_xon(port, c);
+            sp->q[c].xoff = false;
+        }
 }
 
 static void sw_handle(struct sim_component *c, const struct sim_event *ev)

@@ -232,7 +232,8 @@ struct sim_port {
     uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
     sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     sim_time_t delay; /* p.delay, with the NIC pipelines at either end */
-    uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
+    uint32_t ring_head, ring_tail; /* free-running; index & (ring_cap - 1) */
+    uint32_t index; /* on its node: a switch finds its state for the port by it */
     bool down : 1;  /* the link is down (fault.c) */
     bool went_down : 1; /* it has been down: down_at says when it last went */
     bool noisy : 1; /* p.loss or p.ber is not zero */
@@ -247,7 +248,7 @@ struct sim_port {
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
-    uint32_t index; /* on its node */
+    uint32_t ring_cap;
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
