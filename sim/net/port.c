@@ -54,13 +54,20 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     sim_schedule(p->comp.sim, at, &p->peer->comp, SIM_PORT_ARRIVAL, f);
 }
 
+/* Time to serialize `bytes`: from the fields every frame reads when the
+ * rate allows (the link's parameters lie lines further on). */
+static sim_time_t wire_time(const struct sim_port *p, uint64_t bytes)
+{
+    return p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+}
+
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     struct sim *sim = p->comp.sim;
     p->sending = f;
     p->tx_start = sim_now(sim);
     uint64_t bytes = (uint64_t)len + p->wire_extra;
-    sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+    sim_time_t t = wire_time(p, bytes);
     p->st.busy += t;
     p->st.tx_frames++;
     p->st.tx_bytes += len;
@@ -71,7 +78,7 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_PORT_TX_DONE, NULL);
     p->early = p->cut_through && bytes > p->cut_bytes;
     if (p->early)
-        deliver(p, f, sim_now(sim) + sim__ser_time(p->cut_bytes, p->p.rate));
+        deliver(p, f, sim_now(sim) + wire_time(p, p->cut_bytes));
 }
 
 void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
