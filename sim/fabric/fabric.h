@@ -152,8 +152,9 @@ static inline struct sim_switch *sim__switch_of(struct sim_node *n) { return (st
 void sim__telemetry_add(struct sim_switch *sw, struct sim_port *port, const struct sw_item *it);
 
 /* The queues both kinds of switch keep (switch.c). */
-/* n ports' state, zeroed, each starting a cache line. */
-struct sw_port *sim__sw_ports(uint32_t n);
+/* A switch's state for its n ports, zeroed, each starting a cache line;
+ * the network unmaps it (net->switch_ports). */
+struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n);
 void sim__swq_push(struct sw_queue *q, struct sw_item it);
 /* Take the head of class c of a port (its buffer is the caller's). */
 struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c);

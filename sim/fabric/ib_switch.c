@@ -161,7 +161,7 @@ static void ibsw_init(struct sim_component *c)
 {
     struct sim_switch *sw = (struct sim_switch *)c;
     struct sim_node *n = &sw->node;
-    sw->sp = sim__sw_ports(n->nports);
+    sw->sp = sim__sw_ports(n->net, n->nports);
     for (uint32_t i = 0; i < n->nports; i++)
         sim__vlarb_init(&sw->sp[i].vlarb, &n->net->cfg->ib.vlarb);
 }

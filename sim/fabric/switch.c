@@ -151,10 +151,17 @@ struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c)
     return it;
 }
 
-struct sw_port *sim__sw_ports(uint32_t n)
+struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n)
 {
-    struct sw_port *sp = sim__xaligned(_Alignof(struct sw_port), (n ? n : 1) * sizeof *sp);
-    memset(sp, 0, (n ? n : 1) * sizeof *sp);
+    /* room for every port and one more per node: no switch has more */
+    size_t cap = net->nports + net->cfg->nnodes;
+    if (!net->switch_ports) {
+        net->switch_ports_size = cap * sizeof(struct sw_port);
+        net->switch_ports = sim__xmap_aligned((size_t)2 << 20, net->switch_ports_size);
+        sim__huge_hint(net->switch_ports, net->switch_ports_size);
+    }
+    struct sw_port *sp = (struct sw_port *)net->switch_ports + net->switch_ports_used;
+    net->switch_ports_used += n ? n : 1;
     return sp;
 }
 
@@ -434,7 +441,7 @@ static void sw_init(struct sim_component *c)
     const struct cfg_switch *p = sw->p;
     unsigned nlossless = (unsigned)__builtin_popcount(p->lossless);
     uint64_t headroom = 0, largest = 0;
-    sw->sp = sim__sw_ports(n->nports);
+    sw->sp = sim__sw_ports(n->net, n->nports);
     for (uint32_t i = 0; i < n->nports; i++) {
         struct sim_port *port = n->ports[i];
         struct sw_port *sp = &sw->sp[i];
@@ -473,7 +480,6 @@ void sim__switch_fini(struct sim_component *c)
         for (uint32_t i = 0; i < sw->node.nports; i++)
             for (unsigned k = 0; k < SIM_PRIOS; k++)
                 free(sw->sp[i].q[k].ring);
-    free(sw->sp);
     free(sw->node.ports);
     free(sw);
 }

@@ -449,6 +449,10 @@ struct sim_network {
     struct sim_node **nodes;
     struct sim_port *ports;
     size_t nports;
+    /* The switches' state per port (fabric/switch.c), one mapping for
+     * all on huge pages, handed out a switch at a time. */
+    void *switch_ports;
+    size_t switch_ports_size, switch_ports_used;
     uint32_t nhosts;
     uint32_t *host_node; /* host index -> node index */
     uint32_t *node_host; /* node index -> host index, UINT32_MAX for switches */
