@@ -165,17 +165,24 @@ struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n)
     return sp;
 }
 
+/* A frame leaves the buffer: free its bytes in its ingress group, which
+ * may resume (XON). */
+static void release(struct sim_switch *sw, const struct sw_item *it)
+{
+    struct sw_queue *iq = &sw->sp[it->in].q[it->prio]; /* the ingress group's line */
+    sim__mmu_release(&sw->mmu, &iq->pg, it->len);
+    struct sim_port *in = sw->node.ports[it->in];
+    if (iq->xoff && (in->pfc.xoff & (1u << it->prio)) && sim__mmu_may_resume(&sw->mmu, &iq->pg)) {
+        sim__pfc_xon(in, it->prio);
+        iq->xoff = false;
+    }
+}
+
 /* Take the head of class c of port p and free its buffer. */
 static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
 {
     struct sw_item it = sim__swq_pop(sp, c);
-    struct sw_queue *iq = &sw->sp[it.in].q[it.prio]; /* the ingress group's line */
-    sim__mmu_release(&sw->mmu, &iq->pg, it.len);
-    struct sim_port *in = sw->node.ports[it.in];
-    if (iq->xoff && (in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, &iq->pg)) {
-        sim__pfc_xon(in, it.prio);
-        iq->xoff = false;
-    }
+    release(sw, &it);
     return it;
 }
 
@@ -201,6 +208,20 @@ static unsigned dwrr(struct sw_port *sp, uint8_t ready)
     }
 }
 
+/* A frame out of class it->prio of port's queues (sp) goes on the wire. */
+static void send_out(struct sim_switch *sw, struct sim_port *port, struct sw_port *sp, struct sw_item *it)
+{
+    /* the frame's bytes are out of cache by now: only a frame RED marks
+     * is touched */
+    if (sw->p->ecn && !sw->p->ecn_enqueue && (it->l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, sp->q[it->prio].bytes, &sw->node.comp.rng) &&
+        sim__ecn_mark(it->f->data + (it->l3 & SW_L3_OFF), it->l3 & SW_L3_V6))
+        port->st.ecn_marked++;
+    if (it->l3 & SW_L3_V6)
+        sim__telemetry_add(sw, port, it);
+    sim__port_send(port, it->f, it->len);
+}
+
 static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
 {
     struct sim_switch *sw = sim__switch_of(n);
@@ -212,15 +233,7 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
-    /* the frame's bytes are out of cache by now: only a frame RED marks
-     * is touched */
-    if (sw->p->ecn && !sw->p->ecn_enqueue && (it.l3 & SW_L3_ECT) &&
-        sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
-        sim__ecn_mark(it.f->data + (it.l3 & SW_L3_OFF), it.l3 & SW_L3_V6))
-        port->st.ecn_marked++;
-    if (it.l3 & SW_L3_V6)
-        sim__telemetry_add(sw, port, &it);
-    sim__port_send(port, it.f, it.len);
+    send_out(sw, port, sp, &it);
 }
 
 /* Drop everything queued in class c of a port. */
@@ -331,16 +344,29 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
         sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
         sim__ecn_mark(f->data + (l3 & SW_L3_OFF), l3 & SW_L3_V6))
         op->st.ecn_marked++;
-    sim__swq_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
-                               .l3 = l3});
-    sp->busy |= bit;
-    sp->bytes += len;
+    struct sw_item it = {.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio, .l3 = l3};
     if (lossless && sim__mmu_should_pause(&sw->mmu, &ip->q[prio].pg) && !(in->pfc.xoff & bit)) {
         sim__pfc_xoff(in, prio);
         ip->q[prio].xoff = true;
     }
-    if (sim__port_idle(op))
-        sw_tx_ready(n, op);
+    if (!sp->busy && sim__port_idle(op) && !(op->blocked & bit)) {
+        /* Nothing waits and the port is free: the frame would be queued
+         * and taken straight back (sw_tx_ready), so it skips the ring,
+         * whose slot is one more cold line a hop, and leaves the queue's
+         * state as that would: its turn (DWRR) and no deficit kept. */
+        if (!(sw->p->strict & bit))
+            sp->rr = (uint8_t)prio;
+        q->deficit = 0;
+        q->sent++;
+        release(sw, &it);
+        send_out(sw, op, sp, &it);
+    } else {
+        sim__swq_push(q, it);
+        sp->busy |= bit;
+        sp->bytes += len;
+        if (sim__port_idle(op))
+            sw_tx_ready(n, op);
+    }
     /* the largest queue: bytes waiting, not the frame going out */
     if (sp->bytes > sp->max_queue)
         op->st.max_queue = sp->max_queue = sp->bytes;
