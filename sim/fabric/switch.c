@@ -169,6 +169,10 @@ struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n)
  * may resume (XON). */
 static void release(struct sim_switch *sw, const struct sw_item *it)
 {
+    /* without a shared buffer nothing is accounted, and there is no PFC
+     * (the configuration check): the group's line stays unread */
+    if (!sw->mmu.shared)
+        return;
     struct sw_queue *iq = &sw->sp[it->in].q[it->prio]; /* the ingress group's line */
     sim__mmu_release(&sw->mmu, &iq->pg, it->len);
     struct sim_port *in = sw->node.ports[it->in];
@@ -233,6 +237,10 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
+    /* the port need not ask again until a frame is queued (forward): on a
+     * fabric where little queues, each frame's end would read this port's
+     * state for nothing */
+    port->quiet = !sp->busy;
     send_out(sw, port, sp, &it);
 }
 
@@ -358,11 +366,13 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
             sp->rr = (uint8_t)prio;
         q->deficit = 0;
         q->sent++;
+        op->quiet = true;
         release(sw, &it);
         send_out(sw, op, sp, &it);
     } else {
         sim__swq_push(q, it);
         sp->busy |= bit;
+        op->quiet = false;
         sp->bytes += len;
         if (sim__port_idle(op))
             sw_tx_ready(n, op);

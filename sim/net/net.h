@@ -239,6 +239,7 @@ struct sim_port {
     bool noisy : 1; /* p.loss or p.ber is not zero */
     bool cut_through : 1; /* the peer is a cut-through switch: frames reach it once their header has */
     bool early : 1;       /* the frame being sent was handed to the peer at its header */
+    bool quiet : 1; /* its node has nothing queued for it (a switch says so): no tx_ready until it has */
     uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     uint8_t cut_bytes;  /* ll->cut_through_bytes, likewise */

@@ -143,7 +143,7 @@ static void tx_done(struct sim_port *p)
     if (p->ring_head != p->ring_tail) {
         struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
         start(p, q.f, q.len);
-    } else if (p->node->nops->tx_ready) {
+    } else if (!p->quiet && p->node->nops->tx_ready) {
         p->node->nops->tx_ready(p->node, p);
     }
 }
@@ -199,7 +199,7 @@ void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_op
 
 void sim__port_unblocked(struct sim_port *p)
 {
-    if (sim__port_idle(p) && !p->down && p->node->nops->tx_ready)
+    if (sim__port_idle(p) && !p->down && !p->quiet && p->node->nops->tx_ready)
         p->node->nops->tx_ready(p->node, p);
 }
 
