@@ -328,7 +328,8 @@ struct sim_node {
  * the switch's port count, the one port; above, the switch's code-th set
  * of several ports (of those in `multi` from its multi_base on). The
  * table of switches x hosts is what large fabrics spend most memory on
- * (1.25 GiB at k=64 with 4-byte set ids), and every hop reads one entry. */
+ * (1.25 GiB at k=64 with 4-byte set ids); a hop reads its entry unless
+ * the switch has a rule (below). */
 #define SIM_ROUTE_NONE UINT16_MAX
 struct sim_port_set {
     uint32_t off, n; /* into route_ports */

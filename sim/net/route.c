@@ -15,7 +15,10 @@
  *   spray and adaptive pick per packet in the switch (fabric/switch.c),
  *             from the set sim__route_set returns.
  * Links that are down (fault.c) are left out; routes are built again when
- * one goes down or comes up.
+ * one goes down or comes up. A switch whose row of routes is arithmetic
+ * (every switch of a fat-tree) gets a rule that computes it (net.h,
+ * struct sim_route_rule), found from the row and checked against it for
+ * every host, so that a hop need not read the table.
  */
 #include <stdio.h>
 #include <stdlib.h>
