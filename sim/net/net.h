@@ -29,9 +29,13 @@
 /* ---- frames ----------------------------------------------------------- */
 #define SIM_FRAME_CLASSES 8
 
+/* The fields from `in` on and the first 48 bytes of data share a cache
+ * line (frame.c places frames so): all a switch reads of a frame, its
+ * length and its Ethernet, IP and UDP headers (with a VLAN tag). */
 struct sim_frame {
     struct sim_frame *next;
-    uint32_t len;
+    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
+                       * while a responder holds the frame out of order: its PSN */
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
     uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
@@ -39,16 +43,18 @@ struct sim_frame {
      * priority and where the IP header starts */
     uint16_t in, out;
     uint8_t prio, l3;
-    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
-                       * while a responder holds the frame out of order: its PSN */
     /* With payload: none, a frame holds its headers and its tail (pad and
      * CRCs) in data, and only says where its payload, the first fill_len
      * bytes of the fill pattern (sim_network.fill), lies between them:
      * bytes [fill_at, fill_at + fill_len) of the frame. fill_len 0: data
      * holds every byte. */
     uint16_t fill_at, fill_len;
+    uint32_t len;
     uint8_t data[];
 };
+#define SIM_FRAME_LINE_AT offsetof(struct sim_frame, in) /* where the line a switch reads starts */
+_Static_assert(offsetof(struct sim_frame, data) - SIM_FRAME_LINE_AT + 14 + 4 + 20 + 8 <= 64,
+               "a switch reads one line of a frame");
 
 /* A payload worth leaving out of the frame: shorter ones are stored, as
  * the bookkeeping would cost about what it saves. */
