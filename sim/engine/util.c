@@ -111,6 +111,19 @@ void *sim__xmap_aligned(size_t align, size_t n)
     return p + head;
 }
 
+void sim__huge_hint(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1), to = ((uintptr_t)p + n) & ~(huge - 1);
+    if (to > from)
+        madvise((void *)from, to - from, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void sim__unmap(void *p, size_t n)
 {
     if (p)

@@ -19,6 +19,12 @@ void *sim__xaligned(size_t align, size_t n); /* free() it */
  * than n, which posix_memalign would; release with sim__unmap. */
 void *sim__xmap_aligned(size_t align, size_t n);
 void sim__unmap(void *p, size_t n);
+/* Ask for transparent huge pages over the 2 MiB pages that lie whole in
+ * [p, p + n), before they are first touched: a large fabric's model state
+ * spans hundreds of megabytes, and on 4 KiB pages nearly every structure a
+ * frame reads costs a TLB miss too (a walk of the page tables, dearer
+ * under a hypervisor). The kernel takes it as a hint (THP "madvise"). */
+void sim__huge_hint(void *p, size_t n);
 void *sim__xrealloc(void *p, size_t n);
 char *sim__xstrdup(const char *s);
 /* printf into a new string */

@@ -31,7 +31,7 @@ static uint64_t dynamic(const struct sim_mmu *m)
 static uint64_t threshold(const struct sim_mmu *m) { return m->xoff ? m->xoff : dynamic(m); }
 
 enum sim_admit sim__mmu_admit(struct sim_mmu *m, struct sim_pg *g, uint64_t len, bool lossless,
-                              uint64_t headroom, uint64_t egress_bytes, uint64_t port_bytes)
+                              const uint64_t *headroom, uint64_t egress_bytes, uint64_t port_bytes)
 {
     if (!m->shared)
         return port_bytes + len > m->port_cap ? SIM_ADMIT_DROP : SIM_ADMIT_OK;
@@ -42,7 +42,7 @@ enum sim_admit sim__mmu_admit(struct sim_mmu *m, struct sim_pg *g, uint64_t len,
     bool pool_full = m->used + add > m->pool;
     if (lossless) {
         if (add && (pool_full || after > threshold(m))) {
-            if (g->hdrm + len > headroom)
+            if (g->hdrm + len > *headroom)
                 return SIM_ADMIT_HEADROOM_FULL;
             g->hdrm += len;
             g->bytes += len;

@@ -13,6 +13,7 @@
 #define SIM_FABRIC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -66,8 +67,10 @@ static inline uint64_t sim__pg_shared(const struct sim_mmu *m, const struct sim_
     uint64_t b = g->bytes - g->hdrm;
     return b > m->reserved ? b - m->reserved : 0;
 }
+/* headroom is read only when the group needs it: it lies on a line the
+ * frames of a switch that does not pause never touch. */
 enum sim_admit sim__mmu_admit(struct sim_mmu *m, struct sim_pg *g, uint64_t len, bool lossless,
-                              uint64_t headroom, uint64_t egress_bytes, uint64_t port_bytes);
+                              const uint64_t *headroom, uint64_t egress_bytes, uint64_t port_bytes);
 void sim__mmu_release(struct sim_mmu *m, struct sim_pg *g, uint64_t len);
 bool sim__mmu_should_pause(const struct sim_mmu *m, const struct sim_pg *g);
 bool sim__mmu_may_resume(const struct sim_mmu *m, const struct sim_pg *g);
@@ -99,29 +102,40 @@ struct sw_item {
 #define SW_L3_ECT 0x40 /* ECT(0) or ECT(1): RED may mark it */
 #define SW_L3_V6 0x80
 
+/* One class of a port: its egress queue, and the port as ingress of
+ * that class (the buffer's group, `pg`). A frame reads its class on the
+ * way out and on the way in, so each fills one cache line: on a large
+ * fabric every line a hop touches is a miss. */
 struct sw_queue {
     struct sw_item *ring;
     uint32_t cap, head, tail; /* free-running; index & (cap - 1) */
+    uint32_t quantum; /* DWRR: bytes a turn adds (a weight times the largest frame) */
     uint64_t bytes;
-    uint64_t sent;   /* frames dequeued, for deadlock detection */
+    uint32_t sent;   /* frames dequeued, for deadlock detection (which asks whether it moved) */
+    bool xoff;       /* this port as ingress paused its peer for the class, as far as the
+                      * switch knows: the port's pfc.xoff, far from this line, is read only then */
     int64_t deficit; /* DWRR */
-};
+    struct sim_pg pg; /* this port as ingress */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct sw_queue) == 64, "a class fills one cache line");
 
+/* The first line holds what every frame leaving the port reads; the
+ * classes follow, each on a line of its own (allocated aligned). */
 struct sw_port {
-    struct sw_queue q[SIM_PRIOS];
     uint8_t busy;   /* classes with frames queued */
     uint8_t rr;     /* DWRR: the class whose turn it is */
     uint8_t storm;  /* classes the watchdog is dropping */
     uint64_t bytes; /* queued, all classes */
-    struct sim_pg pg[SIM_PRIOS]; /* this port as ingress */
     uint64_t headroom;
-    uint64_t quantum[SIM_PRIOS];
+    uint64_t max_queue; /* the port's st.max_queue, on this line: written there when it grows */
     struct sim_red red;
+    struct sw_queue q[SIM_PRIOS];
     sim_time_t storm_since[SIM_PRIOS];
     struct sim_timer watchdog; /* PFC_WATCHDOG: has a class been paused too long? */
     struct sim_vlarb vlarb;    /* InfiniBand: classes are VLs */
     uint32_t ibcc_count;       /* InfiniBand CC: packets since the last FECN mark */
-};
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct sw_port, q) == 64, "a port's own fields fill one cache line");
 
 struct sim_switch {
     struct sim_node node;
@@ -138,6 +152,9 @@ static inline struct sim_switch *sim__switch_of(struct sim_node *n) { return (st
 void sim__telemetry_add(struct sim_switch *sw, struct sim_port *port, const struct sw_item *it);
 
 /* The queues both kinds of switch keep (switch.c). */
+/* A switch's state for its n ports, zeroed, each starting a cache line;
+ * the network unmaps it (net->switch_ports). */
+struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n);
 void sim__swq_push(struct sw_queue *q, struct sw_item it);
 /* Take the head of class c of a port (its buffer is the caller's). */
 struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c);

@@ -60,8 +60,8 @@ static void enqueue(struct sim_switch *sw, struct sim_frame *f, uint16_t in, uin
     sp->bytes += f->len;
     if (sim__port_idle(op))
         n->nops->tx_ready(n, op);
-    if (sp->bytes > op->st.max_queue)
-        op->st.max_queue = sp->bytes;
+    if (sp->bytes > sp->max_queue)
+        op->st.max_queue = sp->max_queue = sp->bytes;
 }
 
 static void ib_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
@@ -161,7 +161,7 @@ static void ibsw_init(struct sim_component *c)
 {
     struct sim_switch *sw = (struct sim_switch *)c;
     struct sim_node *n = &sw->node;
-    sw->sp = sim__xcalloc(n->nports ? n->nports : 1, sizeof *sw->sp);
+    sw->sp = sim__sw_ports(n->net, n->nports);
     for (uint32_t i = 0; i < n->nports; i++)
         sim__vlarb_init(&sw->sp[i].vlarb, &n->net->cfg->ib.vlarb);
 }

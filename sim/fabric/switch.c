@@ -30,6 +30,7 @@
  * for it are dropped on arrival, until that pause ends.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
@@ -150,15 +151,42 @@ struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c)
     return it;
 }
 
+struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n)
+{
+    /* room for every port and one more per node: no switch has more */
+    size_t cap = net->nports + net->cfg->nnodes;
+    if (!net->switch_ports) {
+        net->switch_ports_size = cap * sizeof(struct sw_port);
+        net->switch_ports = sim__xmap_aligned((size_t)2 << 20, net->switch_ports_size);
+        sim__huge_hint(net->switch_ports, net->switch_ports_size);
+    }
+    struct sw_port *sp = (struct sw_port *)net->switch_ports + net->switch_ports_used;
+    net->switch_ports_used += n ? n : 1;
+    return sp;
+}
+
+/* A frame leaves the buffer: free its bytes in its ingress group, which
+ * may resume (XON). */
+static void release(struct sim_switch *sw, const struct sw_item *it)
+{
+    /* without a shared buffer nothing is accounted, and there is no PFC
+     * (the configuration check): the group's line stays unread */
+    if (!sw->mmu.shared)
+        return;
+    struct sw_queue *iq = &sw->sp[it->in].q[it->prio]; /* the ingress group's line */
+    sim__mmu_release(&sw->mmu, &iq->pg, it->len);
+    struct sim_port *in = sw->node.ports[it->in];
+    if (iq->xoff && (in->pfc.xoff & (1u << it->prio)) && sim__mmu_may_resume(&sw->mmu, &iq->pg)) {
+        sim__pfc_xon(in, it->prio);
+        iq->xoff = false;
+    }
+}
+
 /* Take the head of class c of port p and free its buffer. */
 static struct sw_item take(struct sim_switch *sw, struct sw_port *sp, unsigned c)
 {
     struct sw_item it = sim__swq_pop(sp, c);
-    struct sim_pg *g = &sw->sp[it.in].pg[it.prio];
-    sim__mmu_release(&sw->mmu, g, it.len);
-    struct sim_port *in = sw->node.ports[it.in];
-    if ((in->pfc.xoff & (1u << it.prio)) && sim__mmu_may_resume(&sw->mmu, g))
-        sim__pfc_xon(in, it.prio);
+    release(sw, &it);
     return it;
 }
 
@@ -180,8 +208,22 @@ static unsigned dwrr(struct sw_port *sp, uint8_t ready)
         unsigned later = ready & ~((2u << c) - 1);
         unsigned next = (unsigned)__builtin_ctz(later ? later : ready);
         sp->rr = (uint8_t)next;
-        sp->q[next].deficit += (int64_t)sp->quantum[next];
+        sp->q[next].deficit += sp->q[next].quantum;
     }
+}
+
+/* A frame out of class it->prio of port's queues (sp) goes on the wire. */
+static void send_out(struct sim_switch *sw, struct sim_port *port, struct sw_port *sp, struct sw_item *it)
+{
+    /* the frame's bytes are out of cache by now: only a frame RED marks
+     * is touched */
+    if (sw->p->ecn && !sw->p->ecn_enqueue && (it->l3 & SW_L3_ECT) &&
+        sim__ecn_decide(&sp->red, sp->q[it->prio].bytes, &sw->node.comp.rng) &&
+        sim__ecn_mark(it->f->data + (it->l3 & SW_L3_OFF), it->l3 & SW_L3_V6))
+        port->st.ecn_marked++;
+    if (it->l3 & SW_L3_V6)
+        sim__telemetry_add(sw, port, it);
+    sim__port_send(port, it->f, it->len);
 }
 
 static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
@@ -195,15 +237,11 @@ static void sw_tx_ready(struct sim_node *n, struct sim_port *port)
     unsigned c = strict ? 31u - (unsigned)__builtin_clz(strict) : dwrr(sp, ready);
     sp->q[c].sent++;
     struct sw_item it = take(sw, sp, c);
-    /* the frame's bytes are out of cache by now: only a frame RED marks
-     * is touched */
-    if (sw->p->ecn && !sw->p->ecn_enqueue && (it.l3 & SW_L3_ECT) &&
-        sim__ecn_decide(&sp->red, sp->q[c].bytes, &n->comp.rng) &&
-        sim__ecn_mark(it.f->data + (it.l3 & SW_L3_OFF), it.l3 & SW_L3_V6))
-        port->st.ecn_marked++;
-    if (it.l3 & SW_L3_V6)
-        sim__telemetry_add(sw, port, &it);
-    sim__port_send(port, it.f, it.len);
+    /* the port need not ask again until a frame is queued (forward): on a
+     * fabric where little queues, each frame's end would read this port's
+     * state for nothing */
+    port->quiet = !sp->busy;
+    send_out(sw, port, sp, &it);
 }
 
 /* Drop everything queued in class c of a port. */
@@ -296,11 +334,11 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
     /* without a shared buffer, a frame that finds its port idle goes
      * straight out, as the simple switch's did */
     if (sw->mmu.shared || !sim__port_idle(op) || sp->busy) {
-        enum sim_admit a = sim__mmu_admit(&sw->mmu, &ip->pg[prio], len, lossless, ip->headroom,
+        enum sim_admit a = sim__mmu_admit(&sw->mmu, &ip->q[prio].pg, len, lossless, &ip->headroom,
                                           q->bytes, sp->bytes);
         if (a == SIM_ADMIT_HEADROOM) {
-            if (ip->pg[prio].hdrm > in->st.max_headroom)
-                in->st.max_headroom = ip->pg[prio].hdrm;
+            if (ip->q[prio].pg.hdrm > in->st.max_headroom)
+                in->st.max_headroom = ip->q[prio].pg.hdrm;
         } else if (a != SIM_ADMIT_OK) {
             /* drops count at the port the frame was headed for; those that
              * overflowed a PFC headroom also at the port they came in on */
@@ -314,17 +352,34 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
         sim__ecn_decide(&sp->red, q->bytes, &n->comp.rng) &&
         sim__ecn_mark(f->data + (l3 & SW_L3_OFF), l3 & SW_L3_V6))
         op->st.ecn_marked++;
-    sim__swq_push(q, (struct sw_item){.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio,
-                               .l3 = l3});
-    sp->busy |= bit;
-    sp->bytes += len;
-    if (lossless && !(in->pfc.xoff & bit) && sim__mmu_should_pause(&sw->mmu, &ip->pg[prio]))
+    struct sw_item it = {.f = f, .len = len, .in = (uint16_t)in->index, .prio = (uint8_t)prio, .l3 = l3};
+    if (lossless && sim__mmu_should_pause(&sw->mmu, &ip->q[prio].pg) && !(in->pfc.xoff & bit)) {
         sim__pfc_xoff(in, prio);
-    if (sim__port_idle(op))
-        sw_tx_ready(n, op);
+        ip->q[prio].xoff = true;
+    }
+    if (!sp->busy && sim__port_idle(op) && !(op->blocked & bit)) {
+        /* Nothing waits and the port is free: the frame would be queued
+         * and taken straight back (sw_tx_ready), so it skips the ring,
+         * whose slot is one more cold line a hop, and leaves the queue's
+         * state as that would: its turn (DWRR) and no deficit kept. */
+        if (!(sw->p->strict & bit))
+            sp->rr = (uint8_t)prio;
+        q->deficit = 0;
+        q->sent++;
+        op->quiet = true;
+        release(sw, &it);
+        send_out(sw, op, sp, &it);
+    } else {
+        sim__swq_push(q, it);
+        sp->busy |= bit;
+        op->quiet = false;
+        sp->bytes += len;
+        if (sim__port_idle(op))
+            sw_tx_ready(n, op);
+    }
     /* the largest queue: bytes waiting, not the frame going out */
-    if (sp->bytes > op->st.max_queue)
-        op->st.max_queue = sp->bytes;
+    if (sp->bytes > sp->max_queue)
+        op->st.max_queue = sp->max_queue = sp->bytes;
 }
 
 /* ---- the PFC watchdog ----------------------------------------------------------- */
@@ -391,8 +446,10 @@ static void pfc_refresh(struct sim_node *n, struct sim_port *port)
     struct sim_switch *sw = sim__switch_of(n);
     struct sw_port *sp = &sw->sp[port->index];
     for (unsigned c = 0; c < SIM_PRIOS; c++)
-        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->pg[c]))
+        if ((port->pfc.xoff & (1u << c)) && sim__mmu_may_resume(&sw->mmu, &sp->q[c].pg)) {
             sim__pfc_xon(port, c);
+            sp->q[c].xoff = false;
+        }
 }
 
 static void sw_handle(struct sim_component *c, const struct sim_event *ev)
@@ -420,7 +477,7 @@ static void sw_init(struct sim_component *c)
     const struct cfg_switch *p = sw->p;
     unsigned nlossless = (unsigned)__builtin_popcount(p->lossless);
     uint64_t headroom = 0, largest = 0;
-    sw->sp = sim__xcalloc(n->nports ? n->nports : 1, sizeof *sw->sp);
+    sw->sp = sim__sw_ports(n->net, n->nports);
     for (uint32_t i = 0; i < n->nports; i++) {
         struct sim_port *port = n->ports[i];
         struct sw_port *sp = &sw->sp[i];
@@ -433,7 +490,7 @@ static void sw_init(struct sim_component *c)
         if (frame > largest)
             largest = frame;
         for (unsigned k = 0; k < SIM_PRIOS; k++)
-            sp->quantum[k] = p->weights[k] * frame;
+            sp->q[k].quantum = (uint32_t)(p->weights[k] * frame); /* weights: at most 100 */
         sim_timer_init(&sp->watchdog);
     }
     uint64_t reserved = (uint64_t)n->nports * SIM_PRIOS * p->reserved;
@@ -459,7 +516,6 @@ void sim__switch_fini(struct sim_component *c)
         for (uint32_t i = 0; i < sw->node.nports; i++)
             for (unsigned k = 0; k < SIM_PRIOS; k++)
                 free(sw->sp[i].q[k].ring);
-    free(sw->sp);
     free(sw->node.ports);
     free(sw);
 }

@@ -26,8 +26,9 @@
 
 static const uint32_t class_cap[SIM_FRAME_CLASSES] = {96, 128, 320, 576, 1088, 2112, 4224, SIM_FRAME_MAX};
 
-/* Frames start on cache lines, so that a frame's header and the first
- * bytes of its data, which every hop reads, share one line. */
+/* Frames start SIM_FRAME_LINE_AT bytes before a cache line, so that what
+ * every hop reads, the frame's length and its first headers, share one
+ * line; the pool's bookkeeping lies in the line before. */
 #define LINE 64
 
 static size_t frame_size(unsigned cls)
@@ -50,8 +51,8 @@ static void refill(struct sim_frame_pool *pool, unsigned cls)
 #endif
         pool->chunks = sim__xrealloc(pool->chunks, (pool->nchunks + 1) * sizeof *pool->chunks);
         pool->chunks[pool->nchunks++] = chunk;
-        pool->chunk_at = chunk;
-        pool->chunk_left = CHUNK;
+        pool->chunk_at = chunk + LINE - SIM_FRAME_LINE_AT;
+        pool->chunk_left = CHUNK - (LINE - SIM_FRAME_LINE_AT);
     }
     size_t n = pool->chunk_left / sz < SLAB_FRAMES ? pool->chunk_left / sz : SLAB_FRAMES;
     char *slab = pool->chunk_at;

@@ -29,9 +29,13 @@
 /* ---- frames ----------------------------------------------------------- */
 #define SIM_FRAME_CLASSES 8
 
+/* The fields from `in` on and the first 48 bytes of data share a cache
+ * line (frame.c places frames so): all a switch reads of a frame, its
+ * length and its Ethernet, IP and UDP headers (with a VLAN tag). */
 struct sim_frame {
     struct sim_frame *next;
-    uint32_t len;
+    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
+                       * while a responder holds the frame out of order: its PSN */
     uint16_t bth_off; /* start of the BTH, where bit errors are placed */
     uint8_t cls;      /* size class, for the pool */
     uint8_t flags;    /* SIM_FRAME_*: bookkeeping that travels with the frame, never read by models */
@@ -39,16 +43,18 @@ struct sim_frame {
      * priority and where the IP header starts */
     uint16_t in, out;
     uint8_t prio, l3;
-    uint32_t aux;     /* with SIM_FRAME_RTO: one past the highest PSN sent before the timeout;
-                       * while a responder holds the frame out of order: its PSN */
     /* With payload: none, a frame holds its headers and its tail (pad and
      * CRCs) in data, and only says where its payload, the first fill_len
      * bytes of the fill pattern (sim_network.fill), lies between them:
      * bytes [fill_at, fill_at + fill_len) of the frame. fill_len 0: data
      * holds every byte. */
     uint16_t fill_at, fill_len;
+    uint32_t len;
     uint8_t data[];
 };
+#define SIM_FRAME_LINE_AT offsetof(struct sim_frame, in) /* where the line a switch reads starts */
+_Static_assert(offsetof(struct sim_frame, data) - SIM_FRAME_LINE_AT + 14 + 4 + 20 + 8 <= 64,
+               "a switch reads one line of a frame");
 
 /* A payload worth leaving out of the frame: shorter ones are stored, as
  * the bookkeeping would cost about what it saves. */
@@ -234,12 +240,14 @@ struct sim_port {
     uint64_t ps_per_byte; /* when the rate makes it whole (10, 25, 100, 400 Gb/s...), else 0 */
     sim_time_t peer_latency; /* the peer switch's forwarding latency, added as frames arrive */
     sim_time_t delay; /* p.delay, with the NIC pipelines at either end */
-    uint32_t ring_cap, ring_head, ring_tail; /* free-running; index & (cap - 1) */
+    uint32_t ring_head, ring_tail; /* free-running; index & (ring_cap - 1) */
+    uint32_t index; /* on its node: a switch finds its state for the port by it */
     bool down : 1;  /* the link is down (fault.c) */
     bool went_down : 1; /* it has been down: down_at says when it last went */
     bool noisy : 1; /* p.loss or p.ber is not zero */
     bool cut_through : 1; /* the peer is a cut-through switch: frames reach it once their header has */
     bool early : 1;       /* the frame being sent was handed to the peer at its header */
+    bool quiet : 1; /* its node has nothing queued for it (a switch says so): no tx_ready until it has */
     uint8_t blocked; /* classes whose frames may not start now (the link layer's flow control) */
     uint8_t wire_extra; /* ll->wire_extra, read with every frame (fits the padding here) */
     uint8_t cut_bytes;  /* ll->cut_through_bytes, likewise */
@@ -249,7 +257,7 @@ struct sim_port {
      * asked for its next one: a ring of frames with their lengths. The
      * nodes keep their own queues and hand frames over one at a time. */
     struct sim_queued *ring;
-    uint32_t index; /* on its node */
+    uint32_t ring_cap;
     uint32_t link;  /* configuration link index */
     struct cfg_link_params p;
     double corrupt_log; /* log(1 - ber), for P(frame has a bit error) */
@@ -333,14 +341,36 @@ struct sim_node {
  * the switch's port count, the one port; above, the switch's code-th set
  * of several ports (of those in `multi` from its multi_base on). The
  * table of switches x hosts is what large fabrics spend most memory on
- * (1.25 GiB at k=64 with 4-byte set ids), and every hop reads one entry. */
+ * (1.25 GiB at k=64 with 4-byte set ids); a hop reads its entry unless
+ * the switch has a rule (below). */
 #define SIM_ROUTE_NONE UINT16_MAX
 struct sim_port_set {
     uint32_t off, n; /* into route_ports */
 };
 
+/* A switch's row of codes as arithmetic, where it fits: hosts in [lo, lo
+ * + span) lie below it and take code down_base + (h - lo) / down_div,
+ * the others an up code, up_base + h / up_div % up_n. On a fat-tree
+ * (dmodk or ecmp) every row fits: a hop reads the switch's rule, a few
+ * bytes that stay in cache, instead of its entry in a table of switches
+ * x hosts (21 MB at k=32) that does not. */
+struct sim_route_rule {
+    uint32_t lo, span, down_div;
+    uint32_t up_div, up_n;
+    uint16_t down_base, up_base;
+    bool fits; /* false: read code_of */
+};
+
+static inline uint16_t sim__route_rule_code(const struct sim_route_rule *u, uint32_t h)
+{
+    if (h - u->lo < u->span)
+        return (uint16_t)(u->down_base + (h - u->lo) / u->down_div);
+    return (uint16_t)(u->up_base + h / u->up_div % u->up_n);
+}
+
 struct sim_routes {
     uint16_t *code_of;         /* [switch slot * nhosts + host] -> code, SIM_ROUTE_NONE: no path */
+    struct sim_route_rule *rule; /* per switch slot */
     struct sim_port_set *sets; /* per switch, consecutive */
     uint32_t *ports;
     uint32_t *sets_base;       /* the set id of each switch slot's port 0 */
@@ -364,6 +394,9 @@ uint32_t sim__dmodk(uint32_t h, uint32_t n, uint32_t tier);
  * is scratch space of one entry per node. */
 void sim__route_tiers(const struct sim_network *net, uint32_t *tier, uint32_t *queue);
 void sim__routes_free(struct sim_routes *r);
+/* A switch's code for a host from its table, never from its rule: what
+ * the rules are checked against. */
+uint16_t sim__route_table_code(const struct sim_network *net, const struct sim_node *sw, uint32_t host);
 /* ECMP hash of a flow, as switches compute it from the frame's addresses
  * and UDP source port; salted per switch. */
 uint32_t sim__flow_hash(uint32_t src_host, uint32_t dst_host, uint16_t sport, uint32_t salt);
@@ -431,6 +464,10 @@ struct sim_network {
     struct sim_node **nodes;
     struct sim_port *ports;
     size_t nports;
+    /* The switches' state per port (fabric/switch.c), one mapping for
+     * all on huge pages, handed out a switch at a time. */
+    void *switch_ports;
+    size_t switch_ports_size, switch_ports_used;
     uint32_t nhosts;
     uint32_t *host_node; /* host index -> node index */
     uint32_t *node_host; /* node index -> host index, UINT32_MAX for switches */

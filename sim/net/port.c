@@ -58,13 +58,20 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     sim_schedule(p->comp.sim, t + p->delay + forwarding_latency(p, f), &p->peer->comp, SIM_PORT_ARRIVAL, f);
 }
 
+/* Time to serialize `bytes`: from the fields every frame reads when the
+ * rate allows (the link's parameters lie lines further on). */
+static sim_time_t wire_time(const struct sim_port *p, uint64_t bytes)
+{
+    return p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+}
+
 static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
 {
     struct sim *sim = p->comp.sim;
     p->sending = f;
     p->tx_start = sim_now(sim);
     uint64_t bytes = (uint64_t)len + p->wire_extra;
-    sim_time_t t = p->ps_per_byte ? bytes * p->ps_per_byte : sim__ser_time(bytes, p->p.rate);
+    sim_time_t t = wire_time(p, bytes);
     p->st.busy += t;
     p->st.tx_frames++;
     p->st.tx_bytes += len;
@@ -75,7 +82,7 @@ static void start(struct sim_port *p, struct sim_frame *f, uint32_t len)
     sim_schedule(sim, sim_now(sim) + t, &p->comp, SIM_PORT_TX_DONE, NULL);
     p->early = p->cut_through && bytes > p->cut_bytes;
     if (p->early)
-        deliver(p, f, sim_now(sim) + sim__ser_time(p->cut_bytes, p->p.rate));
+        deliver(p, f, sim_now(sim) + wire_time(p, p->cut_bytes));
 }
 
 void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
@@ -140,7 +147,7 @@ static void tx_done(struct sim_port *p)
     if (p->ring_head != p->ring_tail) {
         struct sim_queued q = p->ring[p->ring_head++ & (p->ring_cap - 1)];
         start(p, q.f, q.len);
-    } else if (p->node->nops->tx_ready) {
+    } else if (!p->quiet && p->node->nops->tx_ready) {
         p->node->nops->tx_ready(p->node, p);
     }
 }
@@ -198,7 +205,7 @@ void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_op
 
 void sim__port_unblocked(struct sim_port *p)
 {
-    if (sim__port_idle(p) && !p->down && p->node->nops->tx_ready)
+    if (sim__port_idle(p) && !p->down && !p->quiet && p->node->nops->tx_ready)
         p->node->nops->tx_ready(p->node, p);
 }
 

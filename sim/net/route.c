@@ -15,7 +15,10 @@
  *   spray and adaptive pick per packet in the switch (fabric/switch.c),
  *             from the set sim__route_set returns.
  * Links that are down (fault.c) are left out; routes are built again when
- * one goes down or comes up.
+ * one goes down or comes up. A switch whose row of routes is arithmetic
+ * (every switch of a fat-tree) gets a rule that computes it (net.h,
+ * struct sim_route_rule), found from the row and checked against it for
+ * every host, so that a hop need not read the table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +39,24 @@ static uint32_t set_of_code(const struct sim_routes *r, const struct sim_node *s
     return code < sw->nports ? r->sets_base[slot] + code : r->multi[r->multi_base[slot] + code - sw->nports];
 }
 
+uint16_t sim__route_table_code(const struct sim_network *net, const struct sim_node *sw, uint32_t host)
+{
+    const struct sim_routes *r = &net->routes;
+    return r->code_of[(size_t)r->slot_of_node[sw->index] * net->nhosts + host];
+}
+
+static uint32_t code_for(const struct sim_routes *r, uint32_t slot, uint32_t nhosts, uint32_t host)
+{
+    const struct sim_route_rule *u = &r->rule[slot];
+    return u->fits ? sim__route_rule_code(u, host) : r->code_of[(size_t)slot * nhosts + host];
+}
+
 uint32_t sim__route(const struct sim_network *net, const struct sim_node *sw, uint32_t host,
                     uint32_t hash)
 {
     const struct sim_routes *r = &net->routes;
     uint32_t slot = r->slot_of_node[sw->index];
-    uint32_t code = r->code_of[(size_t)slot * net->nhosts + host];
+    uint32_t code = code_for(r, slot, net->nhosts, host);
     if (code == SIM_ROUTE_NONE)
         return UINT32_MAX;
     if (code < sw->nports) /* one port: the code is its index */
@@ -55,7 +70,7 @@ const uint32_t *sim__route_set(const struct sim_network *net, const struct sim_n
 {
     const struct sim_routes *r = &net->routes;
     uint32_t slot = r->slot_of_node[sw->index];
-    uint32_t code = r->code_of[(size_t)slot * net->nhosts + host];
+    uint32_t code = code_for(r, slot, net->nhosts, host);
     if (code == SIM_ROUTE_NONE)
         return NULL;
     uint32_t id = set_of_code(r, sw, slot, code);
@@ -235,6 +250,51 @@ static void group_hosts(const struct sim_network *net, struct groups *g)
     free(table);
 }
 
+/* The rule of a switch whose ports lead to peer[] (UINT32_MAX: down),
+ * `own` hops above its nearest host, for its row of codes; fits stays
+ * false unless the rule gives every host the row's code. The hosts below
+ * it are those its codes send down a port, to a peer nearer the hosts;
+ * each down port serves a run of down_div of them in port order, and the
+ * up codes repeat as dmodk picks them (this file's header): up_n codes,
+ * each for up_n^(own-1) consecutive hosts. */
+static struct sim_route_rule fit_rule(const uint16_t *row, uint32_t nhosts, const uint32_t *peer,
+                                      uint32_t nports, const uint32_t *tier, uint32_t own)
+{
+    struct sim_route_rule u = {.down_div = 1, .up_div = 1, .up_n = 1};
+    uint32_t first = UINT32_MAX, last = 0, lo_up = SIM_ROUTE_NONE, hi_up = 0;
+    for (uint32_t h = 0; h < nhosts; h++) {
+        uint16_t c = row[h];
+        if (c == SIM_ROUTE_NONE)
+            return u;
+        if (c < nports && peer[c] != UINT32_MAX && tier[peer[c]] < own) {
+            if (first == UINT32_MAX)
+                first = h;
+            last = h;
+        } else {
+            lo_up = c < lo_up ? c : lo_up;
+            hi_up = c > hi_up ? c : hi_up;
+        }
+    }
+    if (first != UINT32_MAX) {
+        u.lo = first;
+        u.span = last - first + 1;
+        u.down_base = row[first];
+        while (first + u.down_div <= last && row[first + u.down_div] == u.down_base)
+            u.down_div++;
+    }
+    if (lo_up != SIM_ROUTE_NONE) {
+        u.up_base = (uint16_t)lo_up;
+        u.up_n = hi_up - lo_up + 1;
+        for (uint32_t t = 1; t < own && u.up_div <= nhosts; t++)
+            u.up_div = u.up_div * (uint64_t)u.up_n > UINT32_MAX ? UINT32_MAX : u.up_div * u.up_n;
+    }
+    for (uint32_t h = 0; h < nhosts; h++)
+        if (sim__route_rule_code(&u, h) != row[h])
+            return u;
+    u.fits = true;
+    return u;
+}
+
 void sim__routes_build(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
@@ -342,6 +402,18 @@ void sim__routes_build(struct sim_network *net)
                 row[h] = tier ? (uint16_t)cand[sim__dmodk(h, nc, tier[i])] : code;
         }
     }
+    /* the rows as rules where they fit */
+    if (!tier) {
+        tier = sim__xmalloc(cfg->nnodes * sizeof *tier);
+        sim__route_tiers(net, tier, queue);
+    }
+    r->rule = sim__xcalloc(nswitch + 1, sizeof *r->rule);
+    for (size_t i = 0; i < cfg->nnodes; i++) {
+        uint32_t slot = r->slot_of_node[i];
+        if (slot != UINT32_MAX)
+            r->rule[slot] = fit_rule(&r->code_of[(size_t)slot * net->nhosts], net->nhosts, &adj[off[i]],
+                                     off[i + 1] - off[i], tier, tier[i]);
+    }
     /* each switch's several-port sets, one after another */
     r->multi_base = sim__xmalloc((nswitch + 1) * sizeof *r->multi_base);
     size_t nmulti = 0;
@@ -373,6 +445,7 @@ void sim__routes_build(struct sim_network *net)
 void sim__routes_free(struct sim_routes *r)
 {
     free(r->code_of);
+    free(r->rule);
     free(r->sets);
     free(r->ports);
     free(r->sets_base);

@@ -27,6 +27,7 @@ static void build_ports(struct sim_network *net)
     const struct sim_config *cfg = net->cfg;
     net->nports = 2 * cfg->nlinks;
     net->ports = sim__xaligned(_Alignof(struct sim_port), net->nports * sizeof *net->ports);
+    sim__huge_hint(net->ports, net->nports * sizeof *net->ports);
     memset(net->ports, 0, net->nports * sizeof *net->ports);
     for (size_t i = 0; i < cfg->nnodes; i++) {
         struct sim_node *n = net->nodes[i];
@@ -501,6 +502,7 @@ void sim_network_destroy(struct sim_network *net)
         free(net->ports[i].ib);
     }
     free(net->ports);
+    sim__unmap(net->switch_ports, net->switch_ports_size);
     sim__subnet_free(net);
     sim__routes_free(&net->routes);
     sim__pool_fini(&net->pool);
