@@ -161,13 +161,19 @@ void sim__port_flush(struct sim_port *p)
     }
 }
 
+/* Whether a frame arriving at p was on the link when it went down (both
+ * ends of a link go down together): one that had reached the port before
+ * is in the node, whose forwarding latency its arrival waits out. */
+static bool on_the_link_when_down(const struct sim_port *p, const struct sim_frame *f)
+{
+    sim_time_t reached = sim_now(p->comp.sim) - forwarding_latency(p->peer, f);
+    return reached >= p->down_at && reached <= p->down_at + p->delay;
+}
+
 static void arrival(struct sim_port *p, struct sim_frame *f)
 {
-    /* a frame that was on the link when it went down is lost (both ends
-     * of a link go down together); one that had reached the port before
-     * is in the node, whose forwarding latency its arrival waits out */
-    sim_time_t reached = sim_now(p->comp.sim) - forwarding_latency(p->peer, f);
-    if (p->went_down && reached >= p->down_at && reached <= p->down_at + p->delay) {
+    /* went_down first: only links that ever failed read the peer's port */
+    if (p->went_down && on_the_link_when_down(p, f)) {
         p->peer->st.lost++;
         sim__frame_free(&p->node->net->pool, f);
         return;
