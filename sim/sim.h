@@ -68,6 +68,7 @@ struct sim_totals {
     uint64_t dropped;     /* tail drops in switches */
     uint64_t lost;        /* frames lost on links */
     uint64_t bad_frames;  /* frames a receiver dropped: bad ICRC or malformed */
+    uint64_t unroutable;  /* frames a switch dropped: no route to their destination */
     sim_time_t end;       /* simulated time when the run ended */
     uint64_t pauses;      /* PFC frames that paused a priority */
     uint64_t ecn_marked;  /* frames switches marked CE */

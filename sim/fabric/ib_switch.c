@@ -74,7 +74,7 @@ static void ib_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     uint32_t out = ibport - 1u;
     if (ibport == SIM_IB_NO_PORT || ibport == 0 || out >= n->nports || n->ports[out] == in) {
         /* no route, or to the switch itself (no management agent modelled) */
-        n->bad_frames++;
+        n->unroutable++;
         sim__ib_free(in, in_vl, f->len);
         sim__frame_free(&net->pool, f);
         return;

@@ -274,9 +274,13 @@ static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame
     /* the headers are all a switch reads: a frame that leaves out its
      * fill decodes as one captured up to it */
     enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, sim__frame_head(f), f->len, &pkt);
-    if ((st != RDMA_OK && !(f->fill_len && rdma_pkt_snapped(&pkt))) || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst) ||
-        (out = route(sw, src, dst, sport)) == UINT32_MAX) {
+    if ((st != RDMA_OK && !(f->fill_len && rdma_pkt_snapped(&pkt))) || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst)) {
         n->bad_frames++;
+        sim__frame_free(&net->pool, f);
+        return;
+    }
+    if ((out = route(sw, src, dst, sport)) == UINT32_MAX) {
+        n->unroutable++; /* every link toward the destination is down */
         sim__frame_free(&net->pool, f);
         return;
     }

@@ -332,6 +332,7 @@ struct sim_node {
     struct sim_port **ports;
     uint32_t nports;
     uint64_t bad_frames; /* received frames that failed to parse or check */
+    uint64_t unroutable; /* received frames a switch had no way to forward */
 };
 
 /* ---- routes ---------------------------------------------------------------------

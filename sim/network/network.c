@@ -566,6 +566,8 @@ void sim_network_totals(const struct sim_network *net, struct sim_totals *t)
             t->timeouts += net->conns[i].qp[s]->st.timeouts;
             t->timeouts_without_loss += net->conns[i].qp[s]->st.rto_dups;
         }
-    for (size_t i = 0; i < net->cfg->nnodes; i++)
+    for (size_t i = 0; i < net->cfg->nnodes; i++) {
         t->bad_frames += net->nodes[i]->bad_frames;
+        t->unroutable += net->nodes[i]->unroutable;
+    }
 }

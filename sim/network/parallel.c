@@ -351,8 +351,10 @@ static void collect_state(struct sim_network *net)
         if (node_here(net, net->ports[i].node->index))
             put(&b, &net->ports[i].st, sizeof net->ports[i].st);
     for (size_t i = 0; i < net->cfg->nnodes; i++)
-        if (node_here(net, (uint32_t)i))
+        if (node_here(net, (uint32_t)i)) {
             put(&b, &net->nodes[i]->bad_frames, sizeof net->nodes[i]->bad_frames);
+            put(&b, &net->nodes[i]->unroutable, sizeof net->nodes[i]->unroutable);
+        }
     for (size_t i = 0; i < net->nconns; i++)
         for (int side = 0; side < 2; side++)
             if (node_here(net, net->conns[i].host[side])) {
@@ -388,8 +390,10 @@ static void collect_state(struct sim_network *net)
                 if (s->pt.node_part[net->ports[i].node->index] == r)
                     TAKE(net->ports[i].st);
             for (size_t i = 0; i < net->cfg->nnodes; i++)
-                if (s->pt.node_part[i] == r)
+                if (s->pt.node_part[i] == r) {
                     TAKE(net->nodes[i]->bad_frames);
+                    TAKE(net->nodes[i]->unroutable);
+                }
             for (size_t i = 0; i < net->nconns; i++)
                 for (int side = 0; side < 2; side++)
                     if (s->pt.node_part[net->conns[i].host[side]] == r) {

@@ -369,7 +369,7 @@ static bool note_timeouts(const struct sim_network *net, char *buf, size_t cap)
              "acknowledged (the responder acknowledges when asked, every %u packets and at the end of "
              "each message); raise nic.timeout or lower nic.ack_request_every",
              (unsigned long long)t.timeouts_without_loss, (unsigned long long)t.timeouts,
-             t.dropped || t.lost || t.bad_frames ? "" : ", and no frame was dropped or lost in the run",
+             t.dropped || t.lost || t.bad_frames || t.unroutable ? "" : ", and no frame was dropped or lost in the run",
              to, qp ? " at " : "", qp ? net->cfg->nodes[qp->nic->host->node.index].name : "",
              n->ack_request_every);
     return true;
@@ -441,6 +441,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
                "    \"pending\": %llu,\n    \"data_verified\": %llu,\n    \"data_corrupted\": %llu,\n"
                "    \"bytes\": %llu,\n    \"frames\": %llu,\n    \"retransmitted\": %llu,\n"
                "    \"tail_drops\": %llu,\n    \"link_losses\": %llu,\n    \"bad_frames_dropped\": %llu,\n"
+               "    \"unroutable\": %llu,\n"
                "    \"timeouts\": %llu,\n    \"timeouts_without_loss\": %llu,\n"
                "    \"end_time_ps\": %llu,\n    \"events\": %llu,\n",
             (unsigned long long)t.messages, (unsigned long long)t.completed,
@@ -449,7 +450,7 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
             (unsigned long long)t.corrupted, (unsigned long long)t.bytes,
             (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
             (unsigned long long)t.dropped, (unsigned long long)t.lost,
-            (unsigned long long)t.bad_frames, (unsigned long long)t.timeouts,
+            (unsigned long long)t.bad_frames, (unsigned long long)t.unroutable, (unsigned long long)t.timeouts,
             (unsigned long long)t.timeouts_without_loss, (unsigned long long)t.end,
             (unsigned long long)sim_events_processed(net->sim));
     percentiles(f, "fct_us", fct, n, 1e6);

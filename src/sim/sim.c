@@ -210,10 +210,13 @@ static void print_summary(struct sim_network *net, const char *path, const char 
     printf("  data       %llu verified, %llu corrupted\n", (unsigned long long)t.verified,
            (unsigned long long)t.corrupted);
     printf("  frames     %llu sent, %llu retransmitted packets, %llu tail drops, %llu lost, "
-           "%llu dropped as bad\n",
+           "%llu dropped as bad",
            (unsigned long long)t.frames, (unsigned long long)t.retransmitted,
            (unsigned long long)t.dropped, (unsigned long long)t.lost,
            (unsigned long long)t.bad_frames);
+    if (t.unroutable)
+        printf(", %llu with no route", (unsigned long long)t.unroutable);
+    printf("\n");
     if (t.pauses || t.ecn_marked || t.cnps || t.deadlocks)
         printf("  fabric     %llu PFC pauses, %llu ECN marks, %llu CNPs, %llu deadlocks\n",
                (unsigned long long)t.pauses, (unsigned long long)t.ecn_marked,

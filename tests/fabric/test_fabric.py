@@ -560,6 +560,28 @@ workload:
         ports = {p["port"]: p for p in s["ports"]}
         hports = {p["port"]: p for p in healthy["ports"]}
         self.assertGreater(ports["spine1-0"]["tx_frames"], hports["spine1-0"]["tx_frames"])
+        self.assertEqual(t["unroutable"], 0)  # spine1 was always there
+
+    def test_frames_for_a_host_cut_off_have_no_route(self):
+        """While h4's only link is down, the frames sent to it find no
+        route at the switches: they count as unroutable, not as bad."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, """
+seed: 3
+nic: {timeout: 100us}
+faults: [{a: leaf1, b: h4, down: 20us, up: 60us}]
+topology:
+  switch_defaults: {shared_buffer: 2MiB, pfc: {priorities: [3]}}
+  generate: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 4}
+workload:
+  messages: [{src: h0, dst: h4, op: write, size: 1MiB}]
+""")
+            out = os.path.join(tmp, "out")
+            run_sim(cfg, out)
+            t = summary(out)["totals"]
+        self.assertEqual(t["data_verified"], 1)
+        self.assertGreater(t["unroutable"], 0)
+        self.assertEqual(t["bad_frames_dropped"], 0)
 
 
 class Ecmp(unittest.TestCase):

@@ -312,6 +312,17 @@ class LinkFaults(unittest.TestCase):
                                  max(p["credit_blocked_ps"] for p in s["ports"] if p["port"] not in ("agg0-0", "core0-0")))
 
 
+    def test_frames_for_a_host_cut_off_have_no_route(self):
+        """While h64's only link is down, the subnet manager's tables have
+        no port for it: what switches receive for it counts as unroutable,
+        not as bad, and the messages complete once it is back."""
+        with tempfile.TemporaryDirectory() as tmp:
+            t = summary(self.run_fault(tmp, "{a: edge16, b: h64, down: 20us, up: 60us}"))["totals"]
+        self.assertEqual(t["completed"], 128)
+        self.assertGreater(t["unroutable"], 0)
+        self.assertEqual(t["bad_frames_dropped"], 0)
+
+
 class VlArbitration(unittest.TestCase):
     def test_weights_1_to_3_share_the_link_1_to_3(self):
         """examples/ib-vl-arbitration.yaml: VL 0 weight 64, VL 1 weight 192;
