@@ -60,7 +60,7 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
     if (size == 1)
         return put_byte(p, (unsigned)v);
     if (size == 2)
-        return rdma__put_u16(p, (uint32_t)v);
+        return rdma__put_lt1e8(p, (uint32_t)v);
     return rdma_put_u64(p, v);
 }
 
