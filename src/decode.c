@@ -706,6 +706,15 @@ static int fill_chunk(struct chunk *ch, struct rdma_capture *cap, struct rdma_ca
         if (!chunk_add(ch, cf))
             break;
         ++*frames;
+        if (ch->run && ch->n < CHUNK_FRAMES && *frames < limit) {
+            /* the records that follow in the mapping join the run unread:
+             * the worker reads them (rdma_capture_record) */
+            uint64_t most = limit - *frames < CHUNK_FRAMES - ch->n ? limit - *frames
+                                                                     : CHUNK_FRAMES - ch->n;
+            size_t k = rdma_capture_skip(cap, (size_t)most, &ch->bytes, CHUNK_BYTES, &ch->run_end);
+            ch->n += k;
+            *frames += k;
+        }
         mark = rdma_capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
         if (*frames == limit) { /* -c: the capture ends here */
             rc = 0;
