@@ -362,7 +362,8 @@ struct chunk {
     /* filled by the main thread */
     uint64_t seq;         /* chunk number in the file */
     uint64_t first_frame; /* the number of its first frame */
-    size_t n, bytes;
+    size_t n;
+    uint64_t bytes;       /* of frame data */
     /* Non-NULL: the frames are the n records of the capture's mapping that
      * begin here, which the worker reads itself (rdma_capture_record), since
      * frame[] written on one core and read on another would cost a cache
