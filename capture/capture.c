@@ -463,17 +463,27 @@ size_t rdma_capture_skip(struct rdma_capture *c, size_t max, uint64_t *bytes, ui
     uint64_t stop = m->off + m->len < c->size ? m->off + m->len : c->size;
     if (c->pos < m->off || c->pos > stop)
         return 0; /* the last record was libpcap's */
+    /* as rdma_capture_next() does it, record by record, in registers */
+    const uint8_t *h = m->base + (c->pos - m->off), *last = m->base + (stop - m->off);
+    const uint8_t *prefetched = c->prefetched, *map_end = m->base + m->len;
+    uint64_t sum = *bytes;
     size_t k = 0;
-    for (; k < max && *bytes < max_bytes && stop - c->pos >= RECORD_HEADER; k++) {
-        const uint8_t *h = m->base + (c->pos - m->off);
+    for (; k < max && sum < max_bytes && (size_t)(last - h) >= RECORD_HEADER; k++) {
         uint32_t caplen = get32(h + 8, c->swapped);
         uint64_t n = RECORD_HEADER + (uint64_t)caplen;
-        if (caplen > c->snapshot || stop - c->pos < n || !record_whole(c, h, n))
+        if (caplen > c->snapshot || (uint64_t)(last - h) < n || !record_whole(c, h, n))
             break;
-        c->pos += n;
-        *bytes += caplen;
-        *end = h + n;
-        prefetch_ahead(c);
+        h += n;
+        sum += caplen;
+        const uint8_t *want = (size_t)(map_end - h) > PREFETCH_AHEAD ? h + PREFETCH_AHEAD : map_end;
+        for (; prefetched < want; prefetched += CACHE_LINE)
+            __builtin_prefetch(prefetched);
+    }
+    if (k) {
+        c->pos = m->off + (uint64_t)(h - m->base);
+        c->prefetched = prefetched;
+        *bytes = sum;
+        *end = h;
     }
     return k;
 }
