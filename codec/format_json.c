@@ -177,15 +177,19 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
         LIST(PUT_FIELD_, PUT_ARRAY_)                                           \
     })
 
-/* A header object: the comma after its last member becomes the brace. */
-#define JSON_HEADER(o, name, LIST, h)                                          \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":{") + FIELDS_MAX(LIST) + 1, {        \
+/* A header object at p: the comma after its last member becomes the brace. */
+#define PUT_HEADER(name, LIST, h)                                              \
+    do {                                                                       \
         __typeof__(h) h__ = (h);                                               \
         p = put_lit(p, "\"" name "\":{");                                      \
         LIST(PUT_FIELD_, PUT_ARRAY_)                                           \
         p[-1] = '}';                                                           \
         *p++ = ',';                                                            \
-    })
+    } while (0)
+#define HEADER_MAX(name, LIST) (sizeof("\"" name "\":{") + FIELDS_MAX(LIST) + 1)
+
+#define JSON_HEADER(o, name, LIST, h)                                          \
+    WRITE_BOUNDED(o, HEADER_MAX(name, LIST), PUT_HEADER(name, LIST, h))
 
 #define member_u64(o, name, v)                                                 \
     WRITE_BOUNDED(o, sizeof("\"" name "\":") + RDMA_U64_DIGITS, {              \
@@ -250,6 +254,9 @@ static const struct opcode_named opcode_named[256] = {
     [0x81] = NAMED("opcode_name", "CNP"),
 };
 
+/* A named member at p, which has room for the whole array; returns the end. */
+#define put_named(p, m) (memcpy((p), (m)->text, sizeof (m)->text), (p) + (m)->len)
+
 static ALWAYS_INLINE void member_named_(struct out *o, const char *text, size_t size, size_t len)
 {
     char *p = out_room(o, size);
@@ -286,17 +293,38 @@ static ALWAYS_INLINE void close_with(struct out *o, char c)
     out_chr(o, ',');
 }
 
+/* The AETH object at p, left open: its fields, the kind of the syndrome,
+ * and the credit count of an ACK or the timer of an RNR NAK (a NAK's code
+ * and name follow it in json_aeth). Returns the end. */
+#define AETH_OPEN_MAX                                                          \
+    (sizeof("\"aeth\":{") + FIELDS_MAX(RDMA_AETH_FIELDS) + NAMED_MAX +          \
+     sizeof("\"timer\":,\"timer_us\":,") + 2 * RDMA_U64_DIGITS)
+static ALWAYS_INLINE char *put_aeth_open(char *p, const struct rdma_aeth *aeth)
+{
+    const struct rdma_aeth *h__ = aeth;
+    p = put_lit(p, "\"aeth\":{");
+    RDMA_AETH_FIELDS(PUT_FIELD_, PUT_ARRAY_)
+    unsigned kind = rdma_aeth_kind(aeth->syndrome), value = rdma_aeth_value(aeth->syndrome);
+    p = put_named(p, &aeth_kind_named[kind & 3]); /* two bits */
+    if (kind == RDMA_AETH_ACK) {
+        p = put_lit(p, "\"credit_count\":");
+        p = rdma_put_u64(p, value);
+        *p++ = ',';
+    } else if (kind == RDMA_AETH_RNR_NAK) {
+        p = put_lit(p, "\"timer\":");
+        p = rdma_put_u64(p, value);
+        p = put_lit(p, ",\"timer_us\":");
+        p = rdma_put_u64(p, rdma_rnr_timer_us(value));
+        *p++ = ',';
+    }
+    return p;
+}
+
 static void json_aeth(struct out *o, const struct rdma_aeth *aeth)
 {
-    JSON_OPEN(o, "aeth", RDMA_AETH_FIELDS, aeth);
-    unsigned kind = rdma_aeth_kind(aeth->syndrome), value = rdma_aeth_value(aeth->syndrome);
-    member_named(o, &aeth_kind_named[kind & 3]); /* two bits */
-    if (kind == RDMA_AETH_ACK) {
-        member_u64(o, "credit_count", value);
-    } else if (kind == RDMA_AETH_RNR_NAK) {
-        member_u64(o, "timer", value);
-        member_u64(o, "timer_us", rdma_rnr_timer_us(value));
-    } else if (kind == RDMA_AETH_NAK) {
+    WRITE_BOUNDED(o, AETH_OPEN_MAX, p = put_aeth_open(p, aeth));
+    unsigned value = rdma_aeth_value(aeth->syndrome);
+    if (rdma_aeth_kind(aeth->syndrome) == RDMA_AETH_NAK) {
         const char *name = rdma_nak_code_name(value);
         member_u64(o, "error_code", value);
         member_str(o, "error", name ? name : "reserved");
@@ -392,8 +420,9 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
  * bytes in wire order read as one big-endian number, in hex. The CRC
  * itself is sent least significant byte first (IBA vol. 1, 7.8), so the
  * number shown is the one computed byte-swapped. */
-#define json_crc(o, name, crc, bytes)                                          \
-    WRITE_BOUNDED(o, sizeof("\"" name "\":{\"value\":\"0x\",\"ok\":false},") + 8, { \
+#define CRC_MAX(name) (sizeof("\"" name "\":{\"value\":\"0x\",\"ok\":false},") + 8)
+#define PUT_CRC(name, crc, bytes)                                              \
+    do {                                                                       \
         p = put_lit(p, "\"" name "\":{\"value\":\"0x");                        \
         if ((bytes) == 4) {                                                    \
             p = out_put_hex8(p, __builtin_bswap32((crc)->value));              \
@@ -405,7 +434,8 @@ static void json_pfc(struct out *o, const struct rdma_pfc *pfc)
             p = put_lit(p, "\",\"ok\":true},");                                 \
         else                                                                   \
             p = put_lit(p, "\",\"ok\":false},");                                \
-    })
+    } while (0)
+#define json_crc(o, name, crc, bytes) WRITE_BOUNDED(o, CRC_MAX(name), PUT_CRC(name, crc, bytes))
 
 static void json_error(struct out *o, const struct rdma_pkt *pkt)
 {
