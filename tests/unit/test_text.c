@@ -259,6 +259,61 @@ START_TEST(json_opcode_names_are_the_table_s)
 }
 END_TEST
 
+/* rdma_format_json writes the RoCEv2 frames most captures hold on a path
+ * of its own when the buffer has room for the longest of them, and every
+ * frame on the general path when it has less: given the room its text
+ * takes and the byte of the comma it drops, every frame takes the general
+ * path, which must make the same text, and one byte less makes nothing. Every opcode, each kind of AETH
+ * syndrome, with and without a VLAN tag, a damaged header and a CRC, and
+ * the fields of every extended header set. */
+START_TEST(json_fast_path_writes_what_the_general_path_writes)
+{
+    static const uint8_t syndromes[] = {0x1f, 0x00, 0x2d, 0x20, 0x40, 0x60, 0x63, 0x7f};
+    struct rdma_pkt pkt;
+    char fast[4096], general[4096];
+    unsigned taken = 0;
+    for (unsigned op = 0; op < 256; op++) {
+        for (unsigned k = 0; k < sizeof syndromes * 4; k++) {
+            uint64_t x = 0x9e3779b97f4a7c15u * (op * 64 + k + 1);
+            write_only(&pkt, x);
+            rdma_pkt_set_opcode(&pkt, (uint8_t)op);
+            pkt.aeth.syndrome = syndromes[k % sizeof syndromes];
+            pkt.aeth.msn = (uint32_t)x & 0xffffff;
+            pkt.deth.q_key = (uint32_t)(x >> 7);
+            pkt.deth.srcqp = (uint32_t)(x >> 17) & 0xffffff;
+            pkt.rdeth.eecnxt = (uint32_t)(x >> 3) & 0xffffff;
+            pkt.xrceth.xrcsrq = (uint32_t)(x >> 5) & 0xffffff;
+            pkt.atomiceth.swapdt = ~x;
+            pkt.atomiceth.cmpdt = x * 3;
+            pkt.atomicacketh.origremdt = x >> 9;
+            pkt.immdt.imm = (uint32_t)(x >> 11);
+            pkt.ieth.r_key = (uint32_t)(x >> 21);
+            pkt.payload_len = (uint32_t)(x >> 40);
+            pkt.ip_checksum_ok = x & 1;
+            pkt.icrc.ok = x >> 1 & 1;
+            unsigned variant = k / sizeof syndromes;
+            if (variant == 1)
+                pkt.nvlan = 1;
+            if (variant == 2) {
+                pkt.status = RDMA_MALFORMED;
+                pkt.reason = "a reason";
+            }
+            if (variant == 3)
+                pkt.icrc.present = false;
+            size_t len = rdma_format_json(&pkt, fast, sizeof fast);
+            ck_assert_uint_gt(len, 0);
+            ck_assert_uint_lt(len, 1024); /* below the fast path's bound */
+            ck_assert_uint_eq(rdma_format_json(&pkt, general, len + 1), len);
+            ck_assert_msg(!memcmp(fast, general, len), "opcode 0x%02x, %u: %.*s\nand %.*s", op, k,
+                          (int)len, fast, (int)len, general);
+            ck_assert_uint_eq(rdma_format_json(&pkt, general, len), 0);
+            taken += variant == 0;
+        }
+    }
+    ck_assert_uint_gt(taken, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("text");
@@ -271,6 +326,7 @@ int main(void)
     tcase_add_test(tc, json_numbers_addresses_and_crcs_read_as_printf_writes_them);
     tcase_add_test(tc, json_bytes_read_as_printf_writes_them);
     tcase_add_test(tc, json_opcode_names_are_the_table_s);
+    tcase_add_test(tc, json_fast_path_writes_what_the_general_path_writes);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
