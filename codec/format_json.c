@@ -461,7 +461,8 @@ static void json_error(struct out *o, const struct rdma_pkt *pkt)
  * such text, where the general path below checks the room for each
  * header and tests for each kind of header in turn. The text is the
  * same, made by the same pieces in the same order (tests/unit/test_text.c
- * holds the two paths to each other). */
+ * holds the two paths to each other). The bound holds the members with
+ * their commas on either side. */
 #define ROCEV2_HDRS (RDMA_HDR_ETH | RDMA_HDR_IP | RDMA_HDR_UDP | RDMA_HDR_BTH)
 #define ROCEV2_EXTS                                                            \
     (RDMA_HDR_RDETH | RDMA_HDR_DETH | RDMA_HDR_XRCETH | RDMA_HDR_RETH |          \
@@ -489,51 +490,67 @@ static bool rocev2_plain(const struct rdma_pkt *pkt, size_t cap)
            cap >= ROCEV2_MAX;
 }
 
+/* The same members each with the comma before it rather than after it:
+ * the comma is then part of the name's literal, stored with it. A header
+ * object's brace goes over the comma of its first member. */
+#define PUT_FIELD_LEAD_(name, type, byte, shift, width)                        \
+    p = put_lit(p, ",\"" #name "\":");                                         \
+    p = put_field(p, h__->name, sizeof(type));
+#define PUT_ARRAY_LEAD_(name, byte, len, kind)                                 \
+    p = put_lit(p, ",\"" #name "\":\"");                                       \
+    p = put_array(p, h__->name, len, kind);                                    \
+    *p++ = '"';
+#define PUT_OPEN_LEAD(name, LIST, h)                                           \
+    do {                                                                       \
+        __typeof__(h) h__ = (h);                                               \
+        char *brace_ = p + sizeof(",\"" name "\":") - 1;                        \
+        p = put_lit(p, ",\"" name "\":");                                       \
+        LIST(PUT_FIELD_LEAD_, PUT_ARRAY_LEAD_)                                 \
+        *brace_ = '{';                                                         \
+    } while (0)
+#define PUT_HEADER_LEAD(name, LIST, h)                                         \
+    do {                                                                       \
+        PUT_OPEN_LEAD(name, LIST, h);                                          \
+        *p++ = '}';                                                            \
+    } while (0)
+
 static size_t json_rocev2_plain(const struct rdma_pkt *pkt, char *buf)
 {
     uint32_t has = pkt->present;
-    char *p = put_named(buf, &proto_named[RDMA_PROTO_ROCEV2]);
-    PUT_HEADER("eth", RDMA_ETH_FIELDS, &pkt->eth);
-    {
-        const struct rdma_ip *h__ = &pkt->ip;
-        p = put_lit(p, "\"ip\":{");
-        RDMA_IP_FIELDS(PUT_FIELD_, PUT_ARRAY_)
-        if (pkt->ip_checksum_ok)
-            p = put_lit(p, "\"checksum_ok\":true},");
-        else
-            p = put_lit(p, "\"checksum_ok\":false},");
-    }
-    PUT_HEADER("udp", RDMA_UDP_FIELDS, &pkt->udp);
-    {
-        const struct rdma_bth *h__ = &pkt->bth;
-        p = put_lit(p, "\"bth\":{");
-        RDMA_BTH_FIELDS(PUT_FIELD_, PUT_ARRAY_)
-        p = put_named(p, &opcode_named[pkt->bth.opcode]);
-        p[-1] = '}';
-        *p++ = ',';
-    }
+    char *p = put_named(buf, &proto_named[RDMA_PROTO_ROCEV2]) - 1; /* no comma after */
+    PUT_HEADER_LEAD("eth", RDMA_ETH_FIELDS, &pkt->eth);
+    PUT_OPEN_LEAD("ip", RDMA_IP_FIELDS, &pkt->ip);
+    if (pkt->ip_checksum_ok)
+        p = put_lit(p, ",\"checksum_ok\":true}");
+    else
+        p = put_lit(p, ",\"checksum_ok\":false}");
+    PUT_HEADER_LEAD("udp", RDMA_UDP_FIELDS, &pkt->udp);
+    PUT_OPEN_LEAD("bth", RDMA_BTH_FIELDS, &pkt->bth);
+    *p++ = ',';
+    p = put_named(p, &opcode_named[pkt->bth.opcode]);
+    p[-1] = '}';
     if (has & RDMA_HDR_RDETH)
-        PUT_HEADER("rdeth", RDMA_RDETH_FIELDS, &pkt->rdeth);
+        PUT_HEADER_LEAD("rdeth", RDMA_RDETH_FIELDS, &pkt->rdeth);
     if (has & RDMA_HDR_DETH)
-        PUT_HEADER("deth", RDMA_DETH_FIELDS, &pkt->deth);
+        PUT_HEADER_LEAD("deth", RDMA_DETH_FIELDS, &pkt->deth);
     if (has & RDMA_HDR_XRCETH)
-        PUT_HEADER("xrceth", RDMA_XRCETH_FIELDS, &pkt->xrceth);
+        PUT_HEADER_LEAD("xrceth", RDMA_XRCETH_FIELDS, &pkt->xrceth);
     if (has & RDMA_HDR_RETH)
-        PUT_HEADER("reth", RDMA_RETH_FIELDS, &pkt->reth);
+        PUT_HEADER_LEAD("reth", RDMA_RETH_FIELDS, &pkt->reth);
     if (has & RDMA_HDR_ATOMICETH)
-        PUT_HEADER("atomiceth", RDMA_ATOMICETH_FIELDS, &pkt->atomiceth);
+        PUT_HEADER_LEAD("atomiceth", RDMA_ATOMICETH_FIELDS, &pkt->atomiceth);
     if (has & RDMA_HDR_AETH) {
+        *p++ = ',';
         p = put_aeth_open(p, &pkt->aeth);
         p[-1] = '}';
-        *p++ = ',';
     }
     if (has & RDMA_HDR_ATOMICACKETH)
-        PUT_HEADER("atomicacketh", RDMA_ATOMICACKETH_FIELDS, &pkt->atomicacketh);
+        PUT_HEADER_LEAD("atomicacketh", RDMA_ATOMICACKETH_FIELDS, &pkt->atomicacketh);
     if (has & RDMA_HDR_IMMDT)
-        PUT_HEADER("immdt", RDMA_IMMDT_FIELDS, &pkt->immdt);
+        PUT_HEADER_LEAD("immdt", RDMA_IMMDT_FIELDS, &pkt->immdt);
     if (has & RDMA_HDR_IETH)
-        PUT_HEADER("ieth", RDMA_IETH_FIELDS, &pkt->ieth);
-    p = put_lit(p, "\"payload_len\":");
+        PUT_HEADER_LEAD("ieth", RDMA_IETH_FIELDS, &pkt->ieth);
+    p = put_lit(p, ",\"payload_len\":");
     p = rdma_put_u64(p, pkt->payload_len);
     *p++ = ',';
     PUT_CRC("icrc", &pkt->icrc, 4);
