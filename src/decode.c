@@ -139,7 +139,7 @@ static void sink_write(struct sink *s, const char *p, size_t n)
         s->failed = true;
 }
 
-static size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
+LINE_WRITER size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
 
 /* The text of a time's seconds and its point, kept from line to line:
  * consecutive frames mostly fall in the same second. */
