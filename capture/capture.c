@@ -404,6 +404,29 @@ const uint8_t *rdma_capture_record(const struct rdma_capture *c, const uint8_t *
     return f->data + f->caplen;
 }
 
+/* Touch the n bytes of the record at h page by page: false if a page of
+ * it was found gone (the count is left for rdma_capture_next() to see). */
+static bool record_whole(const struct rdma_capture *c, const uint8_t *h, uint64_t n)
+{
+    for (uint64_t o = 0; o < n; o += page_size)
+        (void)*(volatile const uint8_t *)(h + o);
+    (void)*(volatile const uint8_t *)(h + n - 1);
+    return (unsigned long)lost_pages == c->faults;
+}
+
+/* Where the next record starts is known only once this one's length is
+ * read: a chain of loads, each a miss to memory when it enters a new
+ * page. Lines fetched ahead of it make the misses overlap. */
+static void prefetch_ahead(struct rdma_capture *c)
+{
+    const struct rdma_capture_map *m = &c->maps[c->nmaps - 1];
+    const uint8_t *want = m->base + (c->pos - m->off) + PREFETCH_AHEAD;
+    if (want > m->base + m->len)
+        want = m->base + m->len;
+    for (; c->prefetched < want; c->prefetched += CACHE_LINE)
+        __builtin_prefetch(c->prefetched);
+}
+
 int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f)
 {
     if (!c->mapped)
@@ -417,10 +440,7 @@ int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f)
     if (caplen > c->snapshot || left < n || !(h = window(c, c->pos, n)))
         return next_libpcap(c, f);
     /* a page of the record the file no longer has reads as zeros: look */
-    for (uint64_t o = 0; o < n; o += page_size)
-        (void)*(volatile const uint8_t *)(h + o);
-    (void)*(volatile const uint8_t *)(h + n - 1);
-    if ((unsigned long)lost_pages != c->faults) {
+    if (!record_whole(c, h, n)) {
         struct stat st;
         long long now = fstat(c->fd, &st) ? -1 : (long long)st.st_size;
         snprintf(c->error, sizeof c->error, "the file shrank while it was read (from %llu to %lld bytes)",
@@ -430,16 +450,42 @@ int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f)
     }
     rdma_capture_record(c, h, f);
     c->pos += RECORD_HEADER + (uint64_t)caplen;
-    /* Where the next record starts is known only once this one's length
-     * is read: a chain of loads, each a miss to memory when it enters a
-     * new page. Lines fetched ahead of it make the misses overlap. */
-    const struct rdma_capture_map *m = &c->maps[c->nmaps - 1];
-    const uint8_t *want = m->base + (c->pos - m->off) + PREFETCH_AHEAD;
-    if (want > m->base + m->len)
-        want = m->base + m->len;
-    for (; c->prefetched < want; c->prefetched += CACHE_LINE)
-        __builtin_prefetch(c->prefetched);
+    prefetch_ahead(c);
     return 1;
+}
+
+size_t rdma_capture_skip(struct rdma_capture *c, size_t max, uint64_t *bytes, uint64_t max_bytes,
+                         const uint8_t **end)
+{
+    if (!c->mapped || !c->nmaps)
+        return 0;
+    const struct rdma_capture_map *m = &c->maps[c->nmaps - 1];
+    uint64_t stop = m->off + m->len < c->size ? m->off + m->len : c->size;
+    if (c->pos < m->off || c->pos > stop)
+        return 0; /* the last record was libpcap's */
+    /* as rdma_capture_next() does it, record by record, in registers */
+    const uint8_t *h = m->base + (c->pos - m->off), *last = m->base + (stop - m->off);
+    const uint8_t *prefetched = c->prefetched, *map_end = m->base + m->len;
+    uint64_t sum = *bytes;
+    size_t k = 0;
+    for (; k < max && sum < max_bytes && (size_t)(last - h) >= RECORD_HEADER; k++) {
+        uint32_t caplen = get32(h + 8, c->swapped);
+        uint64_t n = RECORD_HEADER + (uint64_t)caplen;
+        if (caplen > c->snapshot || (uint64_t)(last - h) < n || !record_whole(c, h, n))
+            break;
+        h += n;
+        sum += caplen;
+        const uint8_t *want = (size_t)(map_end - h) > PREFETCH_AHEAD ? h + PREFETCH_AHEAD : map_end;
+        for (; prefetched < want; prefetched += CACHE_LINE)
+            __builtin_prefetch(prefetched);
+    }
+    if (k) {
+        c->pos = m->off + (uint64_t)(h - m->base);
+        c->prefetched = prefetched;
+        *bytes = sum;
+        *end = h;
+    }
+    return k;
 }
 
 void rdma_capture_hold(struct rdma_capture *c) { c->hold = true; }

@@ -68,6 +68,16 @@ int rdma_capture_next(struct rdma_capture *c, struct rdma_capture_frame *f);
  * returns where the record after it begins. */
 const uint8_t *rdma_capture_record(const struct rdma_capture *c, const uint8_t *record,
                               struct rdma_capture_frame *f);
+/* Pass over the records that follow in the last mapping without making
+ * frames of them, for a reader that hands them to others to read with
+ * rdma_capture_record(): at most max, each taken while *bytes, to which
+ * their captured lengths are added, is below max_bytes. Returns how many;
+ * *end is then where the record after them begins. A record that
+ * rdma_capture_next() would not read from that mapping as it stands (one
+ * it cuts, one too long or damaged, one of lost pages) ends the pass,
+ * for rdma_capture_next() to read. */
+size_t rdma_capture_skip(struct rdma_capture *c, size_t max, uint64_t *bytes, uint64_t max_bytes,
+                         const uint8_t **end);
 /* From now on frames read through the mapping (those with a record) stay
  * readable until a mark taken after them is released; each window is
  * mapped while the one before is read, for rdma_capture_ahead(), and released

@@ -86,6 +86,7 @@ static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_
     if (len < from_src || (part && at < from_src))
         return false;
     _Alignas(CHUNK) uint8_t buf[MAX_CHUNKS * CHUNK];
+    _Pragma("GCC unroll 4") /* MAX_CHUNKS */
     for (size_t i = 0; i < l->chunks; i++) {
         chunk c, m;
         if (i == 0 && l->lead) {

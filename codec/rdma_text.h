@@ -18,18 +18,17 @@ extern "C" {
 
 #define RDMA_U64_DIGITS 20 /* digits of UINT64_MAX */
 
-/* x < 10^8 as eight digits, one a byte, the first in the lowest byte, each
- * 0 to 9 (not yet text). All lanes split at once, a multiply and a shift
- * in place of each division: x / 100 is (x * 10486) >> 20 for x < 10^4,
- * x / 10 is (x * 103) >> 10 for x < 100, and no product leaves its lane. */
+/* The text of 0 to 9999 as four digits, leading zeros kept, the first
+ * digit in the lowest byte (text.c). Eight digits are two lookups where
+ * splitting them in lanes of a word took some twenty operations; the
+ * table is 40 KB, and decode --json reads it some ten times a frame. */
+extern const uint32_t rdma__digits4[10000];
+
+/* x < 10^8 as eight digits of text, the first in the lowest byte. */
 static inline uint64_t rdma__digits8(uint32_t x)
 {
-    uint64_t hi = x / 10000;
-    uint64_t v = hi | (x - 10000 * hi) << 32;             /* two lanes of 0..9999 */
-    uint64_t t = (v * 10486) >> 20 & 0x0000007f0000007full;
-    v = t | (v - 100 * t) << 16;                          /* four of 0..99 */
-    t = (v * 103) >> 10 & 0x000f000f000f000full;
-    return t | (v - 10 * t) << 8;                         /* eight of 0..9 */
+    uint32_t hi = x / 10000;
+    return rdma__digits4[hi] | (uint64_t)rdma__digits4[x - 10000 * hi] << 32;
 }
 
 /* The eight bytes of v at p, the lowest first, whatever the host's order. */
@@ -44,37 +43,19 @@ static inline void rdma__put_le64(char *p, uint64_t v)
 #define RDMA__ASCII_ZEROS 0x3030303030303030ull
 
 /* x < 10^8 as exactly eight digits at p. */
-static inline void rdma_put_digits8(char *p, uint32_t x)
-{
-    rdma__put_le64(p, rdma__digits8(x) + RDMA__ASCII_ZEROS);
-}
+static inline void rdma_put_digits8(char *p, uint32_t x) { rdma__put_le64(p, rdma__digits8(x)); }
 
 /* x < 10^8 in one to eight digits at p, which has room for eight; returns
- * the end. No branch on the value: the leading zeros are the zero bytes
- * below the first digit that is not, found by counting trailing zero
- * bits (the last digit's byte is marked so that 0 keeps one digit). */
+ * the end. No branch on the value: the leading zeros are the bytes below
+ * the first that is not '0', found by counting trailing zero bits of the
+ * text less '0's (the last digit's byte is marked so that 0 keeps one
+ * digit). */
 static inline char *rdma__put_lt1e8(char *p, uint32_t x)
 {
     uint64_t d = rdma__digits8(x);
-    unsigned zeros = (unsigned)__builtin_ctzll(d | 1ull << 56) / 8;
-    rdma__put_le64(p, (d + RDMA__ASCII_ZEROS) >> 8 * zeros);
+    unsigned zeros = (unsigned)__builtin_ctzll((d ^ RDMA__ASCII_ZEROS) | 1ull << 56) / 8;
+    rdma__put_le64(p, d >> 8 * zeros);
     return p + 8 - zeros;
-}
-
-/* x < 65536 in one to five digits at p, which has room for eight;
- * returns the end. The same splits as rdma__digits8 made for five digits:
- * one, then two lanes of two; x / 100 is (x * 5243) >> 19 for x < 10^4. */
-static inline char *rdma__put_u16(char *p, uint32_t x)
-{
-    uint32_t hi = x / 10000, lo = x - 10000 * hi;
-    uint32_t t = (lo * 5243) >> 19;
-    uint64_t v = t | (uint64_t)(lo - 100 * t) << 16; /* two lanes of 0..99 */
-    uint64_t u = (v * 103) >> 10 & 0x000f000full;
-    v = u | (v - 10 * u) << 8;                       /* four of 0..9 */
-    uint64_t d = hi | v << 8;                        /* five */
-    unsigned zeros = (unsigned)__builtin_ctzll(d | 1ull << 32) / 8;
-    rdma__put_le64(p, (d + 0x3030303030ull) >> 8 * zeros);
-    return p + 5 - zeros;
 }
 
 /* v >= 10^8 in decimal at p (room for RDMA_U64_DIGITS bytes); returns the

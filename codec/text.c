@@ -6,6 +6,28 @@
  */
 #include "rdma_text.h"
 
+/* rdma__digits4[n]: the digits of n, each a byte, the first the lowest. */
+#define DIGIT_(n, k) ((uint32_t)('0' + (n) / (k) % 10))
+#define DIGITS4_(n) (DIGIT_(n, 1000) | DIGIT_(n, 100) << 8 | DIGIT_(n, 10) << 16 | DIGIT_(n, 1) << 24)
+#define DIGITS4X10_(n)                                                         \
+    DIGITS4_(n), DIGITS4_((n) + 1), DIGITS4_((n) + 2), DIGITS4_((n) + 3),      \
+    DIGITS4_((n) + 4), DIGITS4_((n) + 5), DIGITS4_((n) + 6), DIGITS4_((n) + 7), \
+    DIGITS4_((n) + 8), DIGITS4_((n) + 9)
+#define DIGITS4X100_(n)                                                        \
+    DIGITS4X10_(n), DIGITS4X10_((n) + 10), DIGITS4X10_((n) + 20),              \
+    DIGITS4X10_((n) + 30), DIGITS4X10_((n) + 40), DIGITS4X10_((n) + 50),       \
+    DIGITS4X10_((n) + 60), DIGITS4X10_((n) + 70), DIGITS4X10_((n) + 80),       \
+    DIGITS4X10_((n) + 90)
+#define DIGITS4X1000_(n)                                                       \
+    DIGITS4X100_(n), DIGITS4X100_((n) + 100), DIGITS4X100_((n) + 200),         \
+    DIGITS4X100_((n) + 300), DIGITS4X100_((n) + 400), DIGITS4X100_((n) + 500), \
+    DIGITS4X100_((n) + 600), DIGITS4X100_((n) + 700), DIGITS4X100_((n) + 800), \
+    DIGITS4X100_((n) + 900)
+const uint32_t rdma__digits4[10000] = {
+    DIGITS4X1000_(0),    DIGITS4X1000_(1000), DIGITS4X1000_(2000), DIGITS4X1000_(3000),
+    DIGITS4X1000_(4000), DIGITS4X1000_(5000), DIGITS4X1000_(6000), DIGITS4X1000_(7000),
+    DIGITS4X1000_(8000), DIGITS4X1000_(9000)};
+
 /* Length of the well-formed UTF-8 sequence at c (RFC 3629 section 4: no
  * overlong forms, no surrogates, nothing past U+10FFFF), 0 if there is none. */
 static size_t utf8_len(const unsigned char *c)

@@ -56,6 +56,10 @@
 #define SLOTS_PER_WORKER 4     /* chunks in flight a worker: slack for one late chunk */
 #define DEAD_MAX 8             /* released windows waiting for a worker to unmap them */
 #define INLINE_CHUNKS 1        /* decoded by the main thread before workers start */
+/* The writers of a frame's line, inlined into the loop over a chunk's
+ * frames: called apart, their set-up and the passing of their arguments
+ * took as many instructions as the line's prefix itself. */
+#define LINE_WRITER static inline __attribute__((always_inline))
 
 struct decode_opts {
     bool json;
@@ -135,7 +139,7 @@ static void sink_write(struct sink *s, const char *p, size_t n)
         s->failed = true;
 }
 
-static size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
+LINE_WRITER size_t put_u64(char *p, uint64_t v) { return (size_t)(rdma_put_u64(p, v) - p); }
 
 /* The text of a time's seconds and its point, kept from line to line:
  * consecutive frames mostly fall in the same second. */
@@ -148,7 +152,7 @@ struct time_text {
 
 /* seconds.nanoseconds, nine fraction digits, of sec + nsec / 10^9 (nsec
  * of any sign): -0.3 s is "-0.300000000", as tshark writes it. */
-static size_t put_time(char *p, struct time_text *tt, int64_t sec, int64_t nsec)
+LINE_WRITER size_t put_time(char *p, struct time_text *tt, int64_t sec, int64_t nsec)
 {
     if ((uint64_t)nsec >= 1000000000) { /* records keep 0 <= nsec < 10^9; differences may not */
         sec += nsec / 1000000000;
@@ -210,9 +214,9 @@ struct iwarp_line {
     unsigned index;                   /* of the PDU among those the frame completes */
 };
 
-static size_t json_line(char *p, struct time_text *tt, const char *file, uint64_t frame,
-                        const struct frame *h, const struct rdma_pkt *pkt,
-                        const struct iwarp_line *iw)
+LINE_WRITER size_t json_line(char *p, struct time_text *tt, const char *file, uint64_t frame,
+                             const struct frame *h, const struct rdma_pkt *pkt,
+                             const struct iwarp_line *iw)
 {
     size_t n = put_str(p, "{\"frame\":");
     n += put_u64(p + n, frame);
@@ -321,10 +325,11 @@ static size_t end_line(char *p, bool json, uint64_t frame, const struct rdma_iwa
 /* The line of a frame (or of one of its PDUs) at p, or nothing when the
  * filter rejects it; returns its length. The filter reads the frame's JSON
  * object: the line itself with --json, else one made aside in scratch. */
-static size_t frame_line(char *p, char *scratch, struct time_text *tt, const struct decode_opts *opts,
-                         const char *file, uint64_t number, const struct frame *f,
-                         const struct frame *first, const struct rdma_pkt *pkt,
-                         const struct iwarp_line *iw)
+LINE_WRITER size_t frame_line(char *p, char *scratch, struct time_text *tt,
+                              const struct decode_opts *opts, const char *file, uint64_t number,
+                              const struct frame *f,
+                              const struct frame *first, const struct rdma_pkt *pkt,
+                              const struct iwarp_line *iw)
 {
     if (opts->json) {
         size_t n = json_line(p, tt, file, number, f, pkt, iw);
@@ -362,7 +367,8 @@ struct chunk {
     /* filled by the main thread */
     uint64_t seq;         /* chunk number in the file */
     uint64_t first_frame; /* the number of its first frame */
-    size_t n, bytes;
+    size_t n;
+    uint64_t bytes;       /* of frame data */
     /* Non-NULL: the frames are the n records of the capture's mapping that
      * begin here, which the worker reads itself (rdma_capture_record), since
      * frame[] written on one core and read on another would cost a cache
@@ -706,6 +712,15 @@ static int fill_chunk(struct chunk *ch, struct rdma_capture *cap, struct rdma_ca
         if (!chunk_add(ch, cf))
             break;
         ++*frames;
+        if (ch->run && ch->n < CHUNK_FRAMES && *frames < limit) {
+            /* the records that follow in the mapping join the run unread:
+             * the worker reads them (rdma_capture_record) */
+            uint64_t most = limit - *frames < CHUNK_FRAMES - ch->n ? limit - *frames
+                                                                     : CHUNK_FRAMES - ch->n;
+            size_t k = rdma_capture_skip(cap, (size_t)most, &ch->bytes, CHUNK_BYTES, &ch->run_end);
+            ch->n += k;
+            *frames += k;
+        }
         mark = rdma_capture_mark(cap); /* before the frame read ahead, which is not this chunk's */
         if (*frames == limit) { /* -c: the capture ends here */
             rc = 0;

@@ -61,28 +61,29 @@ START_TEST(put_u64_writes_what_printf_writes)
 }
 END_TEST
 
-/* The divisions the digit splits do by a multiply and a shift, for every
- * operand they are given: a lane of four digits split by 100 (the two
- * constants of rdma_text.h), one of two digits by 10. */
-START_TEST(multiply_shift_divisions_hold)
+/* Every entry of the table of four digits the decimal writers are made of. */
+START_TEST(digits4_table_holds_every_number_s_digits)
 {
     for (uint32_t x = 0; x < 10000; x++) {
-        ck_assert_uint_eq((x * 10486u) >> 20, x / 100);
-        ck_assert_uint_eq((x * 5243u) >> 19, x / 100);
+        char want[8], got[4];
+        snprintf(want, sizeof want, "%04" PRIu32, x);
+        uint32_t d = rdma__digits4[x];
+        for (int k = 0; k < 4; k++)
+            got[k] = (char)(d >> 8 * k);
+        ck_assert_msg(!memcmp(got, want, 4), "%s in the table as %.4s", want, got);
     }
-    for (uint32_t x = 0; x < 100; x++)
-        ck_assert_uint_eq((x * 103u) >> 10, x / 10);
 }
 END_TEST
 
-/* Every 16-bit value. */
-START_TEST(put_u16_writes_what_printf_writes)
+/* Every 16-bit value, the widths of most header fields, through the
+ * writer of values below 10^8, which has room for eight. */
+START_TEST(put_lt1e8_writes_what_printf_writes)
 {
     for (uint32_t x = 0; x < 65536; x++) {
         char want[16], got[16];
         int len = snprintf(want, sizeof want, "%" PRIu32, x);
         memset(got, GUARD, sizeof got);
-        char *end = rdma__put_u16(got, x);
+        char *end = rdma__put_lt1e8(got, x);
         ck_assert_msg(end - got == len && !memcmp(got, want, (size_t)len) && got[8] == GUARD,
                       "%s written as %.*s", want, (int)(end - got), got);
     }
@@ -258,18 +259,74 @@ START_TEST(json_opcode_names_are_the_table_s)
 }
 END_TEST
 
+/* rdma_format_json writes the RoCEv2 frames most captures hold on a path
+ * of its own when the buffer has room for the longest of them, and every
+ * frame on the general path when it has less: given the room its text
+ * takes and the byte of the comma it drops, every frame takes the general
+ * path, which must make the same text, and one byte less makes nothing. Every opcode, each kind of AETH
+ * syndrome, with and without a VLAN tag, a damaged header and a CRC, and
+ * the fields of every extended header set. */
+START_TEST(json_fast_path_writes_what_the_general_path_writes)
+{
+    static const uint8_t syndromes[] = {0x1f, 0x00, 0x2d, 0x20, 0x40, 0x60, 0x63, 0x7f};
+    struct rdma_pkt pkt;
+    char fast[4096], general[4096];
+    unsigned taken = 0;
+    for (unsigned op = 0; op < 256; op++) {
+        for (unsigned k = 0; k < sizeof syndromes * 4; k++) {
+            uint64_t x = 0x9e3779b97f4a7c15u * (op * 64 + k + 1);
+            write_only(&pkt, x);
+            rdma_pkt_set_opcode(&pkt, (uint8_t)op);
+            pkt.aeth.syndrome = syndromes[k % sizeof syndromes];
+            pkt.aeth.msn = (uint32_t)x & 0xffffff;
+            pkt.deth.q_key = (uint32_t)(x >> 7);
+            pkt.deth.srcqp = (uint32_t)(x >> 17) & 0xffffff;
+            pkt.rdeth.eecnxt = (uint32_t)(x >> 3) & 0xffffff;
+            pkt.xrceth.xrcsrq = (uint32_t)(x >> 5) & 0xffffff;
+            pkt.atomiceth.swapdt = ~x;
+            pkt.atomiceth.cmpdt = x * 3;
+            pkt.atomicacketh.origremdt = x >> 9;
+            pkt.immdt.imm = (uint32_t)(x >> 11);
+            pkt.ieth.r_key = (uint32_t)(x >> 21);
+            pkt.payload_len = (uint32_t)(x >> 40);
+            pkt.ip_checksum_ok = x & 1;
+            pkt.icrc.ok = x >> 1 & 1;
+            unsigned variant = k / sizeof syndromes;
+            if (variant == 1)
+                pkt.nvlan = 1;
+            if (variant == 2) {
+                pkt.status = RDMA_MALFORMED;
+                pkt.reason = "a reason";
+            }
+            if (variant == 3)
+                pkt.icrc.present = false;
+            size_t len = rdma_format_json(&pkt, fast, sizeof fast);
+            ck_assert_uint_gt(len, 0);
+            ck_assert_uint_lt(len, 1024); /* below the fast path's bound */
+            ck_assert_uint_eq(rdma_format_json(&pkt, general, len + 1), len);
+            ck_assert_msg(!memcmp(fast, general, len), "opcode 0x%02x, %u: %.*s\nand %.*s", op, k,
+                          (int)len, fast, (int)len, general);
+            ck_assert_uint_eq(rdma_format_json(&pkt, general, len), 0);
+            taken += variant == 0;
+        }
+    }
+    ck_assert_uint_gt(taken, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("text");
     TCase *tc = tcase_create("text");
     tcase_add_test(tc, put_u64_writes_what_printf_writes);
-    tcase_add_test(tc, multiply_shift_divisions_hold);
-    tcase_add_test(tc, put_u16_writes_what_printf_writes);
+    tcase_add_test(tc, digits4_table_holds_every_number_s_digits);
+    tcase_add_test(tc, put_lt1e8_writes_what_printf_writes);
     tcase_add_test(tc, put_digits8_keeps_leading_zeros);
     tcase_add_test(tc, hex_writers_write_what_printf_writes);
     tcase_add_test(tc, json_numbers_addresses_and_crcs_read_as_printf_writes_them);
     tcase_add_test(tc, json_bytes_read_as_printf_writes_them);
     tcase_add_test(tc, json_opcode_names_are_the_table_s);
+    tcase_add_test(tc, json_fast_path_writes_what_the_general_path_writes);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
