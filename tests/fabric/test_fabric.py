@@ -532,18 +532,21 @@ class Faults(unittest.TestCase):
     lost, routes move to the other spine, every message completes with its
     data intact."""
 
-    def test_link_down_and_up(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            cfg = write_config(tmp, """
+    CONFIG = """
 seed: 3
 nic: {timeout: 100us}
-faults: [{a: leaf0, b: spine0, down: 20us, up: 400us}]
+faults: [%s]
 topology:
   switch_defaults: {shared_buffer: 2MiB, pfc: {priorities: [3]}}
   generate: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 4}
 workload:
-  generate: {kind: permutation, op: write, size: 1MiB, repeat: 2}
-""")
+  %s
+"""
+
+    def test_link_down_and_up(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = write_config(tmp, self.CONFIG % ("{a: leaf0, b: spine0, down: 20us, up: 400us}",
+                                                   "generate: {kind: permutation, op: write, size: 1MiB, repeat: 2}"))
             out = os.path.join(tmp, "out")
             run_sim(cfg, out)
             s = summary(out)
@@ -566,16 +569,8 @@ workload:
         """While h4's only link is down, the frames sent to it find no
         route at the switches: they count as unroutable, not as bad."""
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = write_config(tmp, """
-seed: 3
-nic: {timeout: 100us}
-faults: [{a: leaf1, b: h4, down: 20us, up: 60us}]
-topology:
-  switch_defaults: {shared_buffer: 2MiB, pfc: {priorities: [3]}}
-  generate: {kind: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 4}
-workload:
-  messages: [{src: h0, dst: h4, op: write, size: 1MiB}]
-""")
+            cfg = write_config(tmp, self.CONFIG % ("{a: leaf1, b: h4, down: 20us, up: 60us}",
+                                                   "messages: [{src: h0, dst: h4, op: write, size: 1MiB}]"))
             out = os.path.join(tmp, "out")
             run_sim(cfg, out)
             t = summary(out)["totals"]
