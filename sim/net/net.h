@@ -514,6 +514,9 @@ struct sim_network {
      * and what each rank did, for summary.json; NULL when run whole. */
     struct sim_split *split;
     struct sim_split_stats *split_stats;
+    /* The process's CPU seconds in sim_network_run: the run without its
+     * set-up, for summary.json under --wall-time. */
+    double run_cpu_s;
 };
 
 static inline void sim__setup_progress(const struct sim_network *net, const char *stage, double done)

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
@@ -522,7 +523,14 @@ double sim_network_progress(const struct sim_network *net)
     return net->nmsgs ? (double)net->finished / (double)net->nmsgs : net->transfers_left ? 0 : 1;
 }
 
-bool sim_network_run(struct sim_network *net)
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool run(struct sim_network *net)
 {
     if (net->split)
         return sim__split_run(net);
@@ -532,6 +540,14 @@ bool sim_network_run(struct sim_network *net)
         sim__port_settle(&net->ports[i]);
     sim__verify(net);
     return true;
+}
+
+bool sim_network_run(struct sim_network *net)
+{
+    double start = cpu_now();
+    bool whole = run(net);
+    net->run_cpu_s = cpu_now() - start;
+    return whole;
 }
 
 void sim_network_totals(const struct sim_network *net, struct sim_totals *t)
