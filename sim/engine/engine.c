@@ -372,6 +372,16 @@ static void sort_slot(struct sim *sim)
     insertion_sort(sim->cur, sim->ncur);
 }
 
+/* The slot's next events are likely the next to fire, and their
+ * components and frames cold in a large network: a miss costs more than
+ * handling an event, so one fetch started an event ahead is still
+ * waited on. The first lines of the component and the frame of the event
+ * PREFETCH_FAR places on are fetched now; the component of the event
+ * PREFETCH_NEAR places on, whose first line was fetched then, says what
+ * else its event will read (the ops' prefetch). */
+#define PREFETCH_NEAR 2
+#define PREFETCH_FAR 6
+
 /* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
 {
@@ -399,6 +409,10 @@ static void load_slot(struct sim *sim)
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
     sort_slot(sim);
+    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FAR; i++) {
+        __builtin_prefetch(sim->cur[i].target);
+        __builtin_prefetch(sim->cur[i].ptr);
+    }
 }
 
 static void queue(struct sim *sim, const struct sim_event *ev)
@@ -482,6 +496,19 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
     return ev->time < time || (ev->time == time && ev->key <= key);
 }
 
+static inline void prefetch_ahead(const struct sim *sim, size_t at)
+{
+    if (at + PREFETCH_FAR < sim->ncur) {
+        __builtin_prefetch(sim->cur[at + PREFETCH_FAR].target);
+        __builtin_prefetch(sim->cur[at + PREFETCH_FAR].ptr);
+    }
+    if (at + PREFETCH_NEAR < sim->ncur) {
+        const struct sim_event *ev = &sim->cur[at + PREFETCH_NEAR];
+        if (ev->target->ops->prefetch)
+            ev->target->ops->prefetch(ev->target, ev);
+    }
+}
+
 /* Take the earliest event into *ev unless it lies after (until, until_key). */
 static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct sim_event *ev)
 {
@@ -503,12 +530,8 @@ static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct s
     *ev = *w;
     if (late) {
         heap_pop(late_heap(sim));
-    } else if (++sim->cur_at < sim->ncur) {
-        /* the slot's next event is likely the next to fire, and its
-         * component and frame cold: start fetching them while this one is
-         * handled */
-        __builtin_prefetch(sim->cur[sim->cur_at].target);
-        __builtin_prefetch(sim->cur[sim->cur_at].ptr);
+    } else {
+        prefetch_ahead(sim, ++sim->cur_at);
     }
     return true;
 }

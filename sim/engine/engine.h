@@ -82,6 +82,12 @@ struct sim_component_ops {
     void (*init)(struct sim_component *c);
     void (*handle)(struct sim_component *c, const struct sim_event *ev);
     void (*fini)(struct sim_component *c);
+    /* Optional: start fetching what handling ev will read beyond the
+     * component's first line (its other hot lines, the state its frame
+     * leads to), a few events before ev fires. Only a hint: it may read
+     * the component's first line and ev, must change nothing, and must
+     * not read what is likely out of cache (it would wait on it). */
+    void (*prefetch)(const struct sim_component *c, const struct sim_event *ev);
 };
 
 struct sim_component {
