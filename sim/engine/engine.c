@@ -45,11 +45,15 @@
 
 /* A slot's events lie in chunks of CHUNK_EVENTS, appended in order, so
  * that loading a slot reads memory in sequence: a slot of a large fabric
- * holds thousands of events, which one node each would scatter. */
+ * holds thousands of events, which one node each would scatter. Every
+ * chunk but a slot's last is full; how many the last holds is kept with
+ * the slot (tail_n), so that queueing an event only writes its chunk: the
+ * wheel of a large fabric is larger than the cache, and reading the
+ * chunk's count first would wait for its line. */
 #define CHUNK_EVENTS 15
 struct chunk {
     struct sim_event ev[CHUNK_EVENTS];
-    uint32_t next, n;
+    uint32_t next;
 } __attribute__((aligned(64)));
 
 struct sim {
@@ -68,6 +72,7 @@ struct sim {
     uint32_t free_chunk;
     uint64_t nwheel;
     uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
+    uint8_t tail_n[WHEEL_SLOTS]; /* events in the slot's last chunk */
     uint64_t used[WHEEL_SLOTS / 64];
     /* the slot whose turn it is (time >> SLOT_SHIFT): sorted, read from
      * cur_at; what was scheduled into it since, a heap; sort's scratch */
@@ -183,7 +188,6 @@ static uint32_t chunk_alloc(struct sim *sim)
     uint32_t c = sim->free_chunk;
     sim->free_chunk = sim->chunks[c].next;
     sim->chunks[c].next = NIL;
-    sim->chunks[c].n = 0;
     return c;
 }
 
@@ -194,14 +198,15 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
     sim->nwheel++;
     if (sim->head[s] == NIL) {
         sim->head[s] = sim->tail[s] = chunk_alloc(sim);
+        sim->tail_n[s] = 0;
         sim->used[s / 64] |= UINT64_C(1) << (s % 64);
-    } else if (sim->chunks[sim->tail[s]].n == CHUNK_EVENTS) {
+    } else if (sim->tail_n[s] == CHUNK_EVENTS) {
         uint32_t c = chunk_alloc(sim);
         sim->chunks[sim->tail[s]].next = c;
         sim->tail[s] = c;
+        sim->tail_n[s] = 0;
     }
-    struct chunk *c = &sim->chunks[sim->tail[s]];
-    c->ev[c->n++] = *ev;
+    sim->chunks[sim->tail[s]].ev[sim->tail_n[s]++] = *ev;
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -374,13 +379,15 @@ static void sort_slot(struct sim *sim)
 
 /* The slot's next events are likely the next to fire, and their
  * components and frames cold in a large network: a miss costs more than
- * handling an event, so one fetch started an event ahead is still
- * waited on. The first lines of the component and the frame of the event
- * PREFETCH_FAR places on are fetched now; the component of the event
- * PREFETCH_NEAR places on, whose first line was fetched then, says what
- * else its event will read (the ops' prefetch). */
-#define PREFETCH_NEAR 2
-#define PREFETCH_FAR 6
+ * handling an event, and a structure an event reads through another waits
+ * for both. So, counting from the event after the one being taken: the
+ * first lines of the component and the frame of the event PREFETCH_FIRST
+ * places on are fetched; the component of the one PREFETCH_STEP0 places
+ * on, whose first line (its ops) has arrived since, fetches its other
+ * lines (the ops' prefetch, step 0); and the next one's reads what that
+ * fetched to find what else it will read (step 1). */
+#define PREFETCH_FIRST 7
+#define PREFETCH_STEP0 3
 
 /* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
@@ -393,13 +400,14 @@ static void load_slot(struct sim *sim)
     while (c != NIL) {
         struct chunk *ch = &sim->chunks[c];
         uint32_t next = ch->next;
-        if (sim->ncur + ch->n > sim->capcur) {
-            SIM_GROW(sim->cur, sim->capcur, sim->ncur + ch->n);
+        size_t n = next == NIL ? sim->tail_n[s] : CHUNK_EVENTS;
+        if (sim->ncur + n > sim->capcur) {
+            SIM_GROW(sim->cur, sim->capcur, sim->ncur + n);
             sim->sorting = sim__xrealloc(sim->sorting, sim->capcur * sizeof *sim->sorting);
         }
-        memcpy(sim->cur + sim->ncur, ch->ev, ch->n * sizeof ch->ev[0]);
-        sim->ncur += ch->n;
-        sim->nwheel -= ch->n;
+        memcpy(sim->cur + sim->ncur, ch->ev, n * sizeof ch->ev[0]);
+        sim->ncur += n;
+        sim->nwheel -= n;
         ch->next = sim->free_chunk;
         sim->free_chunk = c;
         if (next != NIL)
@@ -409,7 +417,7 @@ static void load_slot(struct sim *sim)
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
     sort_slot(sim);
-    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FAR; i++) {
+    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FIRST; i++) {
         __builtin_prefetch(sim->cur[i].target);
         __builtin_prefetch(sim->cur[i].ptr);
     }
@@ -498,14 +506,19 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
 
 static inline void prefetch_ahead(const struct sim *sim, size_t at)
 {
-    if (at + PREFETCH_FAR < sim->ncur) {
-        __builtin_prefetch(sim->cur[at + PREFETCH_FAR].target);
-        __builtin_prefetch(sim->cur[at + PREFETCH_FAR].ptr);
+    if (at + PREFETCH_FIRST < sim->ncur) {
+        __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].target);
+        __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].ptr);
     }
-    if (at + PREFETCH_NEAR < sim->ncur) {
-        const struct sim_event *ev = &sim->cur[at + PREFETCH_NEAR];
+    if (at + PREFETCH_STEP0 < sim->ncur) {
+        const struct sim_event *ev = &sim->cur[at + PREFETCH_STEP0];
         if (ev->target->ops->prefetch)
-            ev->target->ops->prefetch(ev->target, ev);
+            ev->target->ops->prefetch(ev->target, ev, 0);
+    }
+    if (at < sim->ncur) {
+        const struct sim_event *ev = &sim->cur[at];
+        if (ev->target->ops->prefetch)
+            ev->target->ops->prefetch(ev->target, ev, 1);
     }
 }
 

@@ -83,11 +83,14 @@ struct sim_component_ops {
     void (*handle)(struct sim_component *c, const struct sim_event *ev);
     void (*fini)(struct sim_component *c);
     /* Optional: start fetching what handling ev will read beyond the
-     * component's first line (its other hot lines, the state its frame
-     * leads to), a few events before ev fires. Only a hint: it may read
-     * the component's first line and ev, must change nothing, and must
-     * not read what is likely out of cache (it would wait on it). */
-    void (*prefetch)(const struct sim_component *c, const struct sim_event *ev);
+     * first lines of the component and of ev->ptr, which the engine
+     * fetches itself. Called twice as ev comes near, by step: step 0 a
+     * few events before it fires, from addresses alone (the component's
+     * lines are likely still on their way, and reading them would wait):
+     * its other hot lines; step 1 one event before, when what step 0
+     * fetched has likely arrived and may be read to find more: the state
+     * the event will lead to. Only a hint: it must change nothing. */
+    void (*prefetch)(const struct sim_component *c, const struct sim_event *ev, unsigned step);
 };
 
 struct sim_component {

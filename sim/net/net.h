@@ -321,6 +321,10 @@ struct sim_node_ops {
     /* `port` is about to send XOFF again for the priorities it pauses
      * (optional): a chance to resume those that may. */
     void (*pfc_refresh)(struct sim_node *n, struct sim_port *port);
+    /* f will arrive on `in` shortly (optional): start fetching what
+     * receive will read for it beyond the frame's first line. Only a
+     * hint: it must change nothing. */
+    void (*prefetch)(const struct sim_node *n, const struct sim_port *in, const struct sim_frame *f);
 };
 
 struct sim_node {

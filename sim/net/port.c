@@ -202,15 +202,23 @@ static void port_handle(struct sim_component *c, const struct sim_event *ev)
     }
 }
 
-/* A few events ahead of ev: the port's other lines of every frame, and
- * for an arrival the node it hands the frame to. */
-static void port_prefetch(const struct sim_component *c, const struct sim_event *ev)
+/* Before ev fires (struct sim_component_ops): first the port's other
+ * lines of every frame and the line of an arriving frame its receiver
+ * reads first (the engine fetched the one the frame starts in); then,
+ * for an arrival, whatever the node will read for that frame. */
+static void port_prefetch(const struct sim_component *c, const struct sim_event *ev, unsigned step)
 {
-    const struct sim_port *p = (const struct sim_port *)c;
-    __builtin_prefetch((const char *)p + 64);
-    __builtin_prefetch((const char *)p + 128);
-    if (sim_event_kind(ev) == SIM_PORT_ARRIVAL)
-        __builtin_prefetch(p->node);
+    bool arrival = sim_event_kind(ev) == SIM_PORT_ARRIVAL;
+    if (step == 0) {
+        __builtin_prefetch((const char *)c + 64);
+        __builtin_prefetch((const char *)c + 128);
+        if (arrival)
+            __builtin_prefetch((const char *)ev->ptr + SIM_FRAME_LINE_AT);
+    } else if (arrival) {
+        const struct sim_port *p = (const struct sim_port *)c;
+        if (p->node->nops->prefetch)
+            p->node->nops->prefetch(p->node, p, ev->ptr);
+    }
 }
 
 void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_ops *ll)
