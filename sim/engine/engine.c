@@ -380,14 +380,11 @@ static void sort_slot(struct sim *sim)
 /* The slot's next events are likely the next to fire, and their
  * components and frames cold in a large network: a miss costs more than
  * handling an event, and a structure an event reads through another waits
- * for both. So, counting from the event after the one being taken: the
+ * for both. So, counting from the event after the one being taken, the
  * first lines of the component and the frame of the event PREFETCH_FIRST
- * places on are fetched; the component of the one PREFETCH_STEP0 places
- * on, whose first line (its ops) has arrived since, fetches its other
- * lines (the ops' prefetch, step 0); and the next one's reads what that
- * fetched to find what else it will read (step 1). */
-#define PREFETCH_FIRST 7
-#define PREFETCH_STEP0 3
+ * places on are fetched; then, two events apart, the ops' prefetch steps
+ * (engine.h) of the events nearer, the last step for the next event. */
+#define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
 
 /* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
@@ -510,15 +507,10 @@ static inline void prefetch_ahead(const struct sim *sim, size_t at)
         __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].target);
         __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].ptr);
     }
-    if (at + PREFETCH_STEP0 < sim->ncur) {
-        const struct sim_event *ev = &sim->cur[at + PREFETCH_STEP0];
-        if (ev->target->ops->prefetch)
-            ev->target->ops->prefetch(ev->target, ev, 0);
-    }
-    if (at < sim->ncur) {
-        const struct sim_event *ev = &sim->cur[at];
-        if (ev->target->ops->prefetch)
-            ev->target->ops->prefetch(ev->target, ev, 1);
+    for (unsigned step = 0; step < SIM_PREFETCH_STEPS; step++) {
+        size_t i = at + 2 * (SIM_PREFETCH_STEPS - 1 - step);
+        if (i < sim->ncur && sim->cur[i].target->ops->prefetch)
+            sim->cur[i].target->ops->prefetch(sim->cur[i].target, &sim->cur[i], step);
     }
 }
 

@@ -72,6 +72,7 @@ const char *sim_event_name(const struct sim_event *ev);
  * simulation starts, after every component exists; `fini` runs at
  * sim_destroy, in reverse order of registration. Each function receives the
  * base struct and downcasts to its own type. */
+#define SIM_PREFETCH_STEPS 4
 struct sim_component_ops {
     const char *type;
     /* The names of the event kinds it handles, indexed by kind: each
@@ -84,12 +85,12 @@ struct sim_component_ops {
     void (*fini)(struct sim_component *c);
     /* Optional: start fetching what handling ev will read beyond the
      * first lines of the component and of ev->ptr, which the engine
-     * fetches itself. Called twice as ev comes near, by step: step 0 a
-     * few events before it fires, from addresses alone (the component's
-     * lines are likely still on their way, and reading them would wait):
-     * its other hot lines; step 1 one event before, when what step 0
-     * fetched has likely arrived and may be read to find more: the state
-     * the event will lead to. Only a hint: it must change nothing. */
+     * fetches itself. Called SIM_PREFETCH_STEPS times as ev comes near,
+     * two events apart, by step: step 0 from addresses alone (the
+     * component's lines are likely still on their way, and reading them
+     * would wait): its other hot lines; each later step may read what the
+     * step before fetched, to find what the event leads to (a structure
+     * that one points to). Only a hint: it must change nothing. */
     void (*prefetch)(const struct sim_component *c, const struct sim_event *ev, unsigned step);
 };
 

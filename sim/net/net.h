@@ -321,10 +321,13 @@ struct sim_node_ops {
     /* `port` is about to send XOFF again for the priorities it pauses
      * (optional): a chance to resume those that may. */
     void (*pfc_refresh)(struct sim_node *n, struct sim_port *port);
-    /* f will arrive on `in` shortly (optional): start fetching what
-     * receive will read for it beyond the frame's first line. Only a
-     * hint: it must change nothing. */
-    void (*prefetch)(const struct sim_node *n, const struct sim_port *in, const struct sim_frame *f);
+    /* f will arrive on `port` shortly, or (f NULL) the port will end a
+     * frame and may call tx_ready (optional): start fetching what the
+     * node will read for it beyond the frame's first two lines and the
+     * node's first three, in two steps (engine.h's: step 1 may read what
+     * step 0 fetched). Only a hint: it must change nothing. */
+    void (*prefetch)(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
+                     unsigned step);
 };
 
 struct sim_node {
