@@ -45,15 +45,16 @@
 
 /* A slot's events lie in chunks of CHUNK_EVENTS, appended in order, so
  * that loading a slot reads memory in sequence: a slot of a large fabric
- * holds thousands of events, which one node each would scatter. Every
- * chunk but a slot's last is full; how many the last holds is kept with
- * the slot (tail_n), so that queueing an event only writes its chunk: the
- * wheel of a large fabric is larger than the cache, and reading the
- * chunk's count first would wait for its line. */
-#define CHUNK_EVENTS 15
+ * holds thousands of events, which one node each would scatter. The
+ * wheel of a large fabric is larger than the cache, so a chunk holds its
+ * events alone: which chunk follows (chunk_next) and how many a slot's
+ * last one holds (tail_n, every other is full) lie in small arrays that
+ * stay in cache, a slot's chunks are found and fetched before they are
+ * read, and queueing an event writes its line without reading the chunk
+ * (the next line it will write is fetched as the one before fills). */
+#define CHUNK_EVENTS 16
 struct chunk {
     struct sim_event ev[CHUNK_EVENTS];
-    uint32_t next;
 } __attribute__((aligned(64)));
 
 struct sim {
@@ -68,6 +69,7 @@ struct sim {
     size_t nis_remote;
     /* the wheel: each slot a list of chunks */
     struct chunk *chunks;
+    uint32_t *chunk_next; /* by chunk: the next of its slot, or of the free list */
     size_t capchunks;
     uint32_t free_chunk;
     uint64_t nwheel;
@@ -125,6 +127,7 @@ void sim_destroy(struct sim *sim)
     free(sim->comps);
     free(sim->is_remote);
     free(sim->chunks);
+    free(sim->chunk_next);
     free(sim->cur);
     free(sim->sorting);
     free(sim->late);
@@ -180,14 +183,15 @@ static uint32_t chunk_alloc(struct sim *sim)
     if (sim->free_chunk == NIL) {
         size_t old = sim->capchunks;
         SIM_GROW(sim->chunks, sim->capchunks, old);
+        sim->chunk_next = sim__xrealloc(sim->chunk_next, sim->capchunks * sizeof *sim->chunk_next);
         for (size_t i = sim->capchunks; i-- > old;) {
-            sim->chunks[i].next = sim->free_chunk;
+            sim->chunk_next[i] = sim->free_chunk;
             sim->free_chunk = (uint32_t)i;
         }
     }
     uint32_t c = sim->free_chunk;
-    sim->free_chunk = sim->chunks[c].next;
-    sim->chunks[c].next = NIL;
+    sim->free_chunk = sim->chunk_next[c];
+    sim->chunk_next[c] = NIL;
     return c;
 }
 
@@ -202,11 +206,19 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
         sim->used[s / 64] |= UINT64_C(1) << (s % 64);
     } else if (sim->tail_n[s] == CHUNK_EVENTS) {
         uint32_t c = chunk_alloc(sim);
-        sim->chunks[sim->tail[s]].next = c;
+        sim->chunk_next[sim->tail[s]] = c;
         sim->tail[s] = c;
         sim->tail_n[s] = 0;
     }
-    sim->chunks[sim->tail[s]].ev[sim->tail_n[s]++] = *ev;
+    struct chunk *c = &sim->chunks[sim->tail[s]];
+    unsigned n = sim->tail_n[s]++;
+    c->ev[n] = *ev;
+    /* this event ends its line: the slot's next one starts another */
+    if (n % 2 == 1)
+        __builtin_prefetch(n + 1 < CHUNK_EVENTS ? (const void *)&c->ev[n + 1]
+                           : sim->free_chunk != NIL ? (const void *)&sim->chunks[sim->free_chunk]
+                                                    : (const void *)c,
+                           1);
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -386,17 +398,33 @@ static void sort_slot(struct sim *sim)
  * (engine.h) of the events nearer, the last step for the next event. */
 #define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
 
+#define LOAD_AHEAD 2
+
+static inline void prefetch_chunk(const struct chunk *ch)
+{
+    for (size_t at = 0; at < sizeof *ch; at += 64)
+        __builtin_prefetch((const char *)ch + at);
+}
+
 /* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
 {
     uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
     uint32_t c = sim->head[s];
+    /* the slot's chunks, fetched LOAD_AHEAD chunks before they are copied */
+    uint32_t ahead = c;
+    for (unsigned i = 0; i < LOAD_AHEAD && ahead != NIL; i++, ahead = sim->chunk_next[ahead])
+        prefetch_chunk(&sim->chunks[ahead]);
     sim->cur_slot = sim->chunks[c].ev[0].time >> SLOT_SHIFT;
     sim->cur_on = true;
     sim->ncur = sim->cur_at = 0;
     while (c != NIL) {
+        if (ahead != NIL) {
+            prefetch_chunk(&sim->chunks[ahead]);
+            ahead = sim->chunk_next[ahead];
+        }
         struct chunk *ch = &sim->chunks[c];
-        uint32_t next = ch->next;
+        uint32_t next = sim->chunk_next[c];
         size_t n = next == NIL ? sim->tail_n[s] : CHUNK_EVENTS;
         if (sim->ncur + n > sim->capcur) {
             SIM_GROW(sim->cur, sim->capcur, sim->ncur + n);
@@ -405,10 +433,8 @@ static void load_slot(struct sim *sim)
         memcpy(sim->cur + sim->ncur, ch->ev, n * sizeof ch->ev[0]);
         sim->ncur += n;
         sim->nwheel -= n;
-        ch->next = sim->free_chunk;
+        sim->chunk_next[c] = sim->free_chunk;
         sim->free_chunk = c;
-        if (next != NIL)
-            __builtin_prefetch(&sim->chunks[next]);
         c = next;
     }
     sim->head[s] = sim->tail[s] = NIL;
