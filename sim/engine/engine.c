@@ -93,6 +93,7 @@ struct sim {
     uint64_t processed;
     bool started;
     bool stopped;
+    bool prefetch; /* call the ops' prefetch hooks */
     sim_progress_fn progress;
     void *progress_arg;
     uint64_t progress_every, next_progress;
@@ -143,6 +144,7 @@ uint64_t sim_events_pending(const struct sim *sim)
 }
 uint64_t sim_events_processed(const struct sim *sim) { return sim->processed; }
 void sim_stop(struct sim *sim) { sim->stopped = true; }
+void sim_set_prefetch(struct sim *sim, bool on) { sim->prefetch = on; }
 
 void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t every)
 {
@@ -395,7 +397,8 @@ static void sort_slot(struct sim *sim)
  * for both. So, counting from the event after the one being taken, the
  * first lines of the component and the frame of the event PREFETCH_FIRST
  * places on are fetched; then, two events apart, the ops' prefetch steps
- * (engine.h) of the events nearer, the last step for the next event. */
+ * (engine.h) of the events nearer, the last step for the next event,
+ * when the network asked for them (sim_set_prefetch). */
 #define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
 
 #define LOAD_AHEAD 2
@@ -533,6 +536,8 @@ static inline void prefetch_ahead(const struct sim *sim, size_t at)
         __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].target);
         __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].ptr);
     }
+    if (!sim->prefetch)
+        return;
     for (unsigned step = 0; step < SIM_PREFETCH_STEPS; step++) {
         size_t i = at + 2 * (SIM_PREFETCH_STEPS - 1 - step);
         if (i < sim->ncur && sim->cur[i].target->ops->prefetch)

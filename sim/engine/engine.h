@@ -120,6 +120,11 @@ sim_time_t sim_now(const struct sim *sim);
 uint64_t sim_events_pending(const struct sim *sim);
 uint64_t sim_events_processed(const struct sim *sim);
 
+/* Whether to call the components' prefetch hooks (off at first): they
+ * pay only where the components' state outgrows the cache, and cost
+ * instructions where it does not. Outputs do not depend on it. */
+void sim_set_prefetch(struct sim *sim, bool on);
+
 /* Called every `every` events while sim_run runs. */
 typedef void (*sim_progress_fn)(void *arg, const struct sim *sim);
 void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t every);

@@ -481,9 +481,10 @@ static uint32_t egress_ahead(const struct sim_node *n, const struct sim_frame *f
 }
 
 /* What forward will read for a frame arriving (sim_node_ops): the
- * switch's own lines and the egress port's pointer, then the egress
- * port's lines and the switch's state for it and its class; for a port
- * that will ask for its next frame, the switch's state for the port. */
+ * switch's own lines and its ports' pointers (the first 64: routing the
+ * frame twice would cost more), then the egress port's lines and the
+ * switch's state for it and its class; for a port that will ask for its
+ * next frame, the switch's state for the port. */
 static void sw_prefetch(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
                         unsigned step)
 {
@@ -495,14 +496,15 @@ static void sw_prefetch(const struct sim_node *n, const struct sim_port *port, c
             __builtin_prefetch(&sw->sp[port->index]);
         return;
     }
+    if (step == 0) {
+        __builtin_prefetch(&sw->sp);
+        for (size_t at = 0; at < n->nports * sizeof *n->ports && at < 512; at += 64)
+            __builtin_prefetch((const char *)n->ports + at);
+        return;
+    }
     uint32_t out = egress_ahead(n, f);
     if (out == UINT32_MAX)
         return;
-    if (step == 0) {
-        __builtin_prefetch(&n->ports[out]);
-        __builtin_prefetch(&sw->sp);
-        return;
-    }
     const char *op = (const char *)n->ports[out];
     __builtin_prefetch(op);
     __builtin_prefetch(op + 64);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/util.h"
 #include "fabric/fabric.h"
@@ -23,6 +24,16 @@
 #include "sim.h"
 
 /* ---- building --------------------------------------------------------------- */
+/* Whether the ports and hosts, which every frame's events read, take
+ * more than a core's cache (its L2, 2 MiB where the system does not say):
+ * then the engine's prefetch hooks pay for their instructions. */
+static bool outgrows_cache(const struct sim_network *net)
+{
+    long cache = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    size_t bytes = net->nports * sizeof(struct sim_port) + net->nhosts * sizeof(struct sim_host);
+    return bytes > (cache > 0 ? (size_t)cache : (size_t)2 << 20);
+}
+
 static void build_ports(struct sim_network *net)
 {
     const struct sim_config *cfg = net->cfg;
@@ -480,6 +491,7 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
             struct sim_qp *qp = net->conns[i].qp[side];
             qp->hpcc_t = qp->p->fab.hpcc.base_rtt ? qp->p->fab.hpcc.base_rtt : t;
         }
+    sim_set_prefetch(net->sim, outgrows_cache(net));
     net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
 }
