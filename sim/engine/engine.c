@@ -403,6 +403,15 @@ static void sort_slot(struct sim *sim)
 
 #define LOAD_AHEAD 2
 
+/* The first lines of an event's component and frame; no frame is fetched
+ * at NULL, whose translation the processor would look for every time. */
+static inline void prefetch_first(const struct sim_event *ev)
+{
+    __builtin_prefetch(ev->target);
+    if (ev->ptr)
+        __builtin_prefetch(ev->ptr);
+}
+
 static inline void prefetch_chunk(const struct chunk *ch)
 {
     for (size_t at = 0; at < sizeof *ch; at += 64)
@@ -443,10 +452,8 @@ static void load_slot(struct sim *sim)
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
     sort_slot(sim);
-    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FIRST; i++) {
-        __builtin_prefetch(sim->cur[i].target);
-        __builtin_prefetch(sim->cur[i].ptr);
-    }
+    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FIRST; i++)
+        prefetch_first(&sim->cur[i]);
 }
 
 static void queue(struct sim *sim, const struct sim_event *ev)
@@ -532,10 +539,8 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
 
 static inline void prefetch_ahead(const struct sim *sim, size_t at)
 {
-    if (at + PREFETCH_FIRST < sim->ncur) {
-        __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].target);
-        __builtin_prefetch(sim->cur[at + PREFETCH_FIRST].ptr);
-    }
+    if (at + PREFETCH_FIRST < sim->ncur)
+        prefetch_first(&sim->cur[at + PREFETCH_FIRST]);
     if (!sim->prefetch)
         return;
     for (unsigned step = 0; step < SIM_PREFETCH_STEPS; step++) {
