@@ -397,8 +397,9 @@ static void sort_slot(struct sim *sim)
  * for both. So, counting from the event after the one being taken, the
  * first lines of the component and the frame of the event PREFETCH_FIRST
  * places on are fetched; then, two events apart, the ops' prefetch steps
- * (engine.h) of the events nearer, the last step for the next event,
- * when the network asked for them (sim_set_prefetch). */
+ * (engine.h) of the events nearer, the last step for the next event.
+ * That is when the network asked for it (sim_set_prefetch); else the
+ * next event's first lines alone are fetched, as it is taken. */
 #define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
 
 #define LOAD_AHEAD 2
@@ -452,7 +453,7 @@ static void load_slot(struct sim *sim)
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
     sort_slot(sim);
-    for (size_t i = 0; i < sim->ncur && i <= PREFETCH_FIRST; i++)
+    for (size_t i = 0; i < sim->ncur && i <= (sim->prefetch ? PREFETCH_FIRST : 0); i++)
         prefetch_first(&sim->cur[i]);
 }
 
@@ -539,10 +540,14 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
 
 static inline void prefetch_ahead(const struct sim *sim, size_t at)
 {
+    if (!sim->prefetch) {
+        /* a network held in cache: the next event's lines, one ahead */
+        if (at < sim->ncur)
+            prefetch_first(&sim->cur[at]);
+        return;
+    }
     if (at + PREFETCH_FIRST < sim->ncur)
         prefetch_first(&sim->cur[at + PREFETCH_FIRST]);
-    if (!sim->prefetch)
-        return;
     for (unsigned step = 0; step < SIM_PREFETCH_STEPS; step++) {
         size_t i = at + 2 * (SIM_PREFETCH_STEPS - 1 - step);
         if (i < sim->ncur && sim->cur[i].target->ops->prefetch)
