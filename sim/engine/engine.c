@@ -215,12 +215,12 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
     struct chunk *c = &sim->chunks[sim->tail[s]];
     unsigned n = sim->tail_n[s]++;
     c->ev[n] = *ev;
-    /* this event ends its line: the slot's next one starts another */
-    if (n % 2 == 1)
-        __builtin_prefetch(n + 1 < CHUNK_EVENTS ? (const void *)&c->ev[n + 1]
-                           : sim->free_chunk != NIL ? (const void *)&sim->chunks[sim->free_chunk]
-                                                    : (const void *)c,
-                           1);
+    /* this event ends its line: the slot's next one starts another, in
+     * this chunk or in the one the free list gives next */
+    if (n % 2 == 1 && n + 1 < CHUNK_EVENTS)
+        __builtin_prefetch(&c->ev[n + 1], 1);
+    else if (n % 2 == 1 && sim->free_chunk != NIL)
+        __builtin_prefetch(&sim->chunks[sim->free_chunk], 1);
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -402,8 +402,6 @@ static void sort_slot(struct sim *sim)
  * next event's first lines alone are fetched, as it is taken. */
 #define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
 
-#define LOAD_AHEAD 2
-
 /* The first lines of an event's component and frame; no frame is fetched
  * at NULL, whose translation the processor would look for every time. */
 static inline void prefetch_first(const struct sim_event *ev)
@@ -412,6 +410,9 @@ static inline void prefetch_first(const struct sim_event *ev)
     if (ev->ptr)
         __builtin_prefetch(ev->ptr);
 }
+
+/* A slot's chunks are fetched whole, this many ahead of their copy. */
+#define LOAD_AHEAD 2
 
 static inline void prefetch_chunk(const struct chunk *ch)
 {
