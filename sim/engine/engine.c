@@ -215,11 +215,14 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
     struct chunk *c = &sim->chunks[sim->tail[s]];
     unsigned n = sim->tail_n[s]++;
     c->ev[n] = *ev;
-    /* this event ends its line: the slot's next one starts another, in
-     * this chunk or in the one the free list gives next */
-    if (n % 2 == 1 && n + 1 < CHUNK_EVENTS)
+    /* in a large network (sim_set_prefetch), an event that ends its
+     * line: the slot's next one starts another, in this chunk or in the
+     * one the free list gives next */
+    if (!sim->prefetch || n % 2 == 0)
+        return;
+    if (n + 1 < CHUNK_EVENTS)
         __builtin_prefetch(&c->ev[n + 1], 1);
-    else if (n % 2 == 1 && sim->free_chunk != NIL)
+    else if (sim->free_chunk != NIL)
         __builtin_prefetch(&sim->chunks[sim->free_chunk], 1);
 }
 
@@ -425,8 +428,9 @@ static void load_slot(struct sim *sim)
 {
     uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
     uint32_t c = sim->head[s];
-    /* the slot's chunks, fetched LOAD_AHEAD chunks before they are copied */
-    uint32_t ahead = c;
+    /* in a large network, the slot's chunks, fetched LOAD_AHEAD chunks
+     * before they are copied */
+    uint32_t ahead = sim->prefetch ? c : NIL;
     for (unsigned i = 0; i < LOAD_AHEAD && ahead != NIL; i++, ahead = sim->chunk_next[ahead])
         prefetch_chunk(&sim->chunks[ahead]);
     sim->cur_slot = sim->chunks[c].ev[0].time >> SLOT_SHIFT;
