@@ -45,11 +45,16 @@
 
 /* A slot's events lie in chunks of CHUNK_EVENTS, appended in order, so
  * that loading a slot reads memory in sequence: a slot of a large fabric
- * holds thousands of events, which one node each would scatter. */
-#define CHUNK_EVENTS 15
+ * holds thousands of events, which one node each would scatter. The
+ * wheel of a large fabric is larger than the cache, so a chunk holds its
+ * events alone: which chunk follows (chunk_next) and how many a slot's
+ * last one holds (tail_n, every other is full) lie in small arrays that
+ * stay in cache, a slot's chunks are found and fetched before they are
+ * read, and queueing an event writes its line without reading the chunk
+ * (the next line it will write is fetched as the one before fills). */
+#define CHUNK_EVENTS 16
 struct chunk {
     struct sim_event ev[CHUNK_EVENTS];
-    uint32_t next, n;
 } __attribute__((aligned(64)));
 
 struct sim {
@@ -64,10 +69,12 @@ struct sim {
     size_t nis_remote;
     /* the wheel: each slot a list of chunks */
     struct chunk *chunks;
+    uint32_t *chunk_next; /* by chunk: the next of its slot, or of the free list */
     size_t capchunks;
     uint32_t free_chunk;
     uint64_t nwheel;
     uint32_t head[WHEEL_SLOTS], tail[WHEEL_SLOTS];
+    uint8_t tail_n[WHEEL_SLOTS]; /* events in the slot's last chunk */
     uint64_t used[WHEEL_SLOTS / 64];
     /* the slot whose turn it is (time >> SLOT_SHIFT): sorted, read from
      * cur_at; what was scheduled into it since, a heap; sort's scratch */
@@ -86,6 +93,7 @@ struct sim {
     uint64_t processed;
     bool started;
     bool stopped;
+    bool prefetch; /* call the ops' prefetch hooks */
     sim_progress_fn progress;
     void *progress_arg;
     uint64_t progress_every, next_progress;
@@ -120,6 +128,7 @@ void sim_destroy(struct sim *sim)
     free(sim->comps);
     free(sim->is_remote);
     free(sim->chunks);
+    free(sim->chunk_next);
     free(sim->cur);
     free(sim->sorting);
     free(sim->late);
@@ -135,6 +144,7 @@ uint64_t sim_events_pending(const struct sim *sim)
 }
 uint64_t sim_events_processed(const struct sim *sim) { return sim->processed; }
 void sim_stop(struct sim *sim) { sim->stopped = true; }
+void sim_set_prefetch(struct sim *sim, bool on) { sim->prefetch = on; }
 
 void sim_set_progress(struct sim *sim, sim_progress_fn fn, void *arg, uint64_t every)
 {
@@ -175,15 +185,15 @@ static uint32_t chunk_alloc(struct sim *sim)
     if (sim->free_chunk == NIL) {
         size_t old = sim->capchunks;
         SIM_GROW(sim->chunks, sim->capchunks, old);
+        sim->chunk_next = sim__xrealloc(sim->chunk_next, sim->capchunks * sizeof *sim->chunk_next);
         for (size_t i = sim->capchunks; i-- > old;) {
-            sim->chunks[i].next = sim->free_chunk;
+            sim->chunk_next[i] = sim->free_chunk;
             sim->free_chunk = (uint32_t)i;
         }
     }
     uint32_t c = sim->free_chunk;
-    sim->free_chunk = sim->chunks[c].next;
-    sim->chunks[c].next = NIL;
-    sim->chunks[c].n = 0;
+    sim->free_chunk = sim->chunk_next[c];
+    sim->chunk_next[c] = NIL;
     return c;
 }
 
@@ -194,14 +204,26 @@ static void wheel_insert(struct sim *sim, const struct sim_event *ev)
     sim->nwheel++;
     if (sim->head[s] == NIL) {
         sim->head[s] = sim->tail[s] = chunk_alloc(sim);
+        sim->tail_n[s] = 0;
         sim->used[s / 64] |= UINT64_C(1) << (s % 64);
-    } else if (sim->chunks[sim->tail[s]].n == CHUNK_EVENTS) {
+    } else if (sim->tail_n[s] == CHUNK_EVENTS) {
         uint32_t c = chunk_alloc(sim);
-        sim->chunks[sim->tail[s]].next = c;
+        sim->chunk_next[sim->tail[s]] = c;
         sim->tail[s] = c;
+        sim->tail_n[s] = 0;
     }
     struct chunk *c = &sim->chunks[sim->tail[s]];
-    c->ev[c->n++] = *ev;
+    unsigned n = sim->tail_n[s]++;
+    c->ev[n] = *ev;
+    /* in a large network (sim_set_prefetch), an event that ends its
+     * line: the slot's next one starts another, in this chunk or in the
+     * one the free list gives next */
+    if (!sim->prefetch || n % 2 == 0)
+        return;
+    if (n + 1 < CHUNK_EVENTS)
+        __builtin_prefetch(&c->ev[n + 1], 1);
+    else if (sim->free_chunk != NIL)
+        __builtin_prefetch(&sim->chunks[sim->free_chunk], 1);
 }
 
 /* The first slot in use at or after slot s (there is one). */
@@ -372,33 +394,72 @@ static void sort_slot(struct sim *sim)
     insertion_sort(sim->cur, sim->ncur);
 }
 
+/* The slot's next events are likely the next to fire, and their
+ * components and frames cold in a large network: a miss costs more than
+ * handling an event, and a structure an event reads through another waits
+ * for both. So, counting from the event after the one being taken, the
+ * first lines of the component and the frame of the event PREFETCH_FIRST
+ * places on are fetched; then, two events apart, the ops' prefetch steps
+ * (engine.h) of the events nearer, the last step for the next event.
+ * That is when the network asked for it (sim_set_prefetch); else the
+ * next event's first lines alone are fetched, as it is taken. */
+#define PREFETCH_FIRST (2 * SIM_PREFETCH_STEPS)
+
+/* The first lines of an event's component and frame; no frame is fetched
+ * at NULL, whose translation the processor would look for every time. */
+static inline void prefetch_first(const struct sim_event *ev)
+{
+    __builtin_prefetch(ev->target);
+    if (ev->ptr)
+        __builtin_prefetch(ev->ptr);
+}
+
+/* A slot's chunks are fetched whole, this many ahead of their copy. */
+#define LOAD_AHEAD 2
+
+static inline void prefetch_chunk(const struct chunk *ch)
+{
+    for (size_t at = 0; at < sizeof *ch; at += 64)
+        __builtin_prefetch((const char *)ch + at);
+}
+
 /* The next slot in use becomes the current one: its list into cur, sorted. */
 static void load_slot(struct sim *sim)
 {
     uint32_t s = wheel_first(sim, (uint32_t)(sim->now >> SLOT_SHIFT) & (WHEEL_SLOTS - 1));
     uint32_t c = sim->head[s];
+    /* in a large network, the slot's chunks, fetched LOAD_AHEAD chunks
+     * before they are copied */
+    uint32_t ahead = sim->prefetch ? c : NIL;
+    for (unsigned i = 0; i < LOAD_AHEAD && ahead != NIL; i++, ahead = sim->chunk_next[ahead])
+        prefetch_chunk(&sim->chunks[ahead]);
     sim->cur_slot = sim->chunks[c].ev[0].time >> SLOT_SHIFT;
     sim->cur_on = true;
     sim->ncur = sim->cur_at = 0;
     while (c != NIL) {
+        if (ahead != NIL) {
+            prefetch_chunk(&sim->chunks[ahead]);
+            ahead = sim->chunk_next[ahead];
+        }
         struct chunk *ch = &sim->chunks[c];
-        uint32_t next = ch->next;
-        if (sim->ncur + ch->n > sim->capcur) {
-            SIM_GROW(sim->cur, sim->capcur, sim->ncur + ch->n);
+        uint32_t next = sim->chunk_next[c];
+        size_t n = next == NIL ? sim->tail_n[s] : CHUNK_EVENTS;
+        if (sim->ncur + n > sim->capcur) {
+            SIM_GROW(sim->cur, sim->capcur, sim->ncur + n);
             sim->sorting = sim__xrealloc(sim->sorting, sim->capcur * sizeof *sim->sorting);
         }
-        memcpy(sim->cur + sim->ncur, ch->ev, ch->n * sizeof ch->ev[0]);
-        sim->ncur += ch->n;
-        sim->nwheel -= ch->n;
-        ch->next = sim->free_chunk;
+        memcpy(sim->cur + sim->ncur, ch->ev, n * sizeof ch->ev[0]);
+        sim->ncur += n;
+        sim->nwheel -= n;
+        sim->chunk_next[c] = sim->free_chunk;
         sim->free_chunk = c;
-        if (next != NIL)
-            __builtin_prefetch(&sim->chunks[next]);
         c = next;
     }
     sim->head[s] = sim->tail[s] = NIL;
     sim->used[s / 64] &= ~(UINT64_C(1) << (s % 64));
     sort_slot(sim);
+    for (size_t i = 0; i < sim->ncur && i <= (sim->prefetch ? PREFETCH_FIRST : 0); i++)
+        prefetch_first(&sim->cur[i]);
 }
 
 static void queue(struct sim *sim, const struct sim_event *ev)
@@ -482,6 +543,23 @@ static inline bool within(const struct sim_event *ev, sim_time_t time, uint64_t 
     return ev->time < time || (ev->time == time && ev->key <= key);
 }
 
+static inline void prefetch_ahead(const struct sim *sim, size_t at)
+{
+    if (!sim->prefetch) {
+        /* a network held in cache: the next event's lines, one ahead */
+        if (at < sim->ncur)
+            prefetch_first(&sim->cur[at]);
+        return;
+    }
+    if (at + PREFETCH_FIRST < sim->ncur)
+        prefetch_first(&sim->cur[at + PREFETCH_FIRST]);
+    for (unsigned step = 0; step < SIM_PREFETCH_STEPS; step++) {
+        size_t i = at + 2 * (SIM_PREFETCH_STEPS - 1 - step);
+        if (i < sim->ncur && sim->cur[i].target->ops->prefetch)
+            sim->cur[i].target->ops->prefetch(sim->cur[i].target, &sim->cur[i], step);
+    }
+}
+
 /* Take the earliest event into *ev unless it lies after (until, until_key). */
 static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct sim_event *ev)
 {
@@ -503,12 +581,8 @@ static bool take(struct sim *sim, sim_time_t until, uint64_t until_key, struct s
     *ev = *w;
     if (late) {
         heap_pop(late_heap(sim));
-    } else if (++sim->cur_at < sim->ncur) {
-        /* the slot's next event is likely the next to fire, and its
-         * component and frame cold: start fetching them while this one is
-         * handled */
-        __builtin_prefetch(sim->cur[sim->cur_at].target);
-        __builtin_prefetch(sim->cur[sim->cur_at].ptr);
+    } else {
+        prefetch_ahead(sim, ++sim->cur_at);
     }
     return true;
 }

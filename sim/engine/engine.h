@@ -72,6 +72,7 @@ const char *sim_event_name(const struct sim_event *ev);
  * simulation starts, after every component exists; `fini` runs at
  * sim_destroy, in reverse order of registration. Each function receives the
  * base struct and downcasts to its own type. */
+#define SIM_PREFETCH_STEPS 4
 struct sim_component_ops {
     const char *type;
     /* The names of the event kinds it handles, indexed by kind: each
@@ -82,6 +83,15 @@ struct sim_component_ops {
     void (*init)(struct sim_component *c);
     void (*handle)(struct sim_component *c, const struct sim_event *ev);
     void (*fini)(struct sim_component *c);
+    /* Optional: start fetching what handling ev will read beyond the
+     * first lines of the component and of ev->ptr, which the engine
+     * fetches itself. Called SIM_PREFETCH_STEPS times as ev comes near,
+     * two events apart, by step: step 0 from addresses alone (the
+     * component's lines are likely still on their way, and reading them
+     * would wait): its other hot lines; each later step may read what the
+     * step before fetched, to find what the event leads to (a structure
+     * that one points to). Only a hint: it must change nothing. */
+    void (*prefetch)(const struct sim_component *c, const struct sim_event *ev, unsigned step);
 };
 
 struct sim_component {
@@ -109,6 +119,11 @@ void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target,
 sim_time_t sim_now(const struct sim *sim);
 uint64_t sim_events_pending(const struct sim *sim);
 uint64_t sim_events_processed(const struct sim *sim);
+
+/* Whether to call the components' prefetch hooks (off at first): they
+ * pay only where the components' state outgrows the cache, and cost
+ * instructions where it does not. Outputs do not depend on it. */
+void sim_set_prefetch(struct sim *sim, bool on);
 
 /* Called every `every` events while sim_run runs. */
 typedef void (*sim_progress_fn)(void *arg, const struct sim *sim);

@@ -465,12 +465,68 @@ static void sw_handle(struct sim_component *c, const struct sim_event *ev)
         forward_later(sw, ev->ptr);
 }
 
+/* The egress port of a frame arriving at the switch, as sw_receive finds
+ * it for the common frame (Ethernet without a VLAN tag, IPv4 without
+ * options, UDP) routed by a rule that draws nothing; UINT32_MAX for any
+ * other. Reads the frame's first line alone. */
+static uint32_t egress_ahead(const struct sim_node *n, const struct sim_frame *f)
+{
+    const struct sim_network *net = n->net;
+    const uint8_t *d = f->data;
+    if (net->cfg->routing != CFG_ROUTING_ECMP && net->cfg->routing != CFG_ROUTING_DMODK)
+        return UINT32_MAX;
+    if (f->len < 38 || d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 || d[23] != 17)
+        return UINT32_MAX;
+    uint32_t src = rdma_get_be32(d + 26) - sim__host_ip4(0), dst = rdma_get_be32(d + 30) - sim__host_ip4(0);
+    if (dst >= net->nhosts)
+        return UINT32_MAX;
+    uint16_t sport = (uint16_t)(d[34] << 8 | d[35]);
+    return sim__route(net, n, dst, sim__flow_hash(src, dst, sport, n->index));
+}
+
+/* What forward will read for a frame arriving (sim_node_ops): the
+ * switch's own lines and its ports' pointers (the first 64: routing the
+ * frame twice would cost more), then the egress port's lines and the
+ * switch's state for it and its class; for a port that will ask for its
+ * next frame, the switch's state for the port. */
+static void sw_prefetch(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
+                        unsigned step)
+{
+    const struct sim_switch *sw = (const struct sim_switch *)n;
+    if (!f) {
+        if (step == 0)
+            __builtin_prefetch(&sw->sp);
+        else
+            __builtin_prefetch(&sw->sp[port->index]);
+        return;
+    }
+    if (step == 0) {
+        __builtin_prefetch(&sw->sp);
+        for (size_t at = 0; at < n->nports * sizeof *n->ports && at < 512; at += 64)
+            __builtin_prefetch((const char *)n->ports + at);
+        return;
+    }
+    uint32_t out = egress_ahead(n, f);
+    if (out == UINT32_MAX)
+        return;
+    const char *op = (const char *)n->ports[out];
+    __builtin_prefetch(op);
+    __builtin_prefetch(op + 64);
+    __builtin_prefetch(op + 128);
+    const struct sw_port *sp = &sw->sp[out];
+    __builtin_prefetch(sp);
+    const struct cfg_fabric *fab = &n->net->cfg->fabric;
+    if (!fab->trust_pcp)
+        __builtin_prefetch(&sp->q[sim__dscp_prio(fab, f->data[15] >> 2)]);
+}
+
 static const struct sim_node_ops switch_node_ops = {
     .receive = sw_receive,
     .tx_ready = sw_tx_ready,
     .paused = sw_paused,
     .link_down = sw_link_down,
     .pfc_refresh = pfc_refresh,
+    .prefetch = sw_prefetch,
 };
 
 static void sw_init(struct sim_component *c)

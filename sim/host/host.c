@@ -313,6 +313,7 @@ static const struct sim_component_ops host_ops = {
 static const struct sim_node_ops host_node_ops = {
     .receive = sim__nic_receive,
     .tx_ready = sim__nic_tx_ready,
+    .prefetch = sim__nic_prefetch,
 };
 
 struct sim_host *sim__host_create(struct sim_network *net, uint32_t index, uint32_t host)

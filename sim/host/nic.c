@@ -388,6 +388,39 @@ void sim__nic_tx_ready(struct sim_node *n, struct sim_port *port)
     pull(&((struct sim_host *)n)->nic);
 }
 
+static void prefetch_qp(const struct sim_qp *qp)
+{
+    for (size_t at = 0; at < sizeof *qp; at += 64)
+        __builtin_prefetch((const char *)qp + at);
+    __builtin_prefetch((const char *)qp + sizeof *qp - 1);
+}
+
+/* The queue pair a plain RoCEv2 frame (Ethernet without a VLAN tag, IPv4
+ * without options) is for, by the BTH's destination QP: its pointer, then
+ * its lines; the queue pair pull will take. */
+void sim__nic_prefetch(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
+                       unsigned step)
+{
+    const struct sim_nic *nic = &((const struct sim_host *)n)->nic;
+    (void)port;
+    if (!f) {
+        if (step == 0 && nic->ring_head)
+            prefetch_qp(nic->ring_head);
+        return;
+    }
+    const uint8_t *d = f->data;
+    if (f->len < 54 || d[12] != 0x08 || d[13] != 0x00 || d[14] != 0x45 || d[23] != 17 ||
+        (d[36] << 8 | d[37]) != nic->dcfg.rocev2_port)
+        return;
+    uint32_t i = (uint32_t)(d[47] << 16 | d[48] << 8 | d[49]) - SIM_QPN_BASE;
+    if (i >= nic->nqps)
+        return;
+    if (step == 0)
+        __builtin_prefetch(&nic->qps[i]);
+    else
+        prefetch_qp(nic->qps[i]);
+}
+
 void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
     struct sim_nic *nic = &((struct sim_host *)n)->nic;

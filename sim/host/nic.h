@@ -349,6 +349,10 @@ void sim__nic_wake(struct sim_nic *nic, struct sim_qp *qp);
 /* The host node's side of its port: frames in, and room to send. */
 void sim__nic_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f);
 void sim__nic_tx_ready(struct sim_node *n, struct sim_port *port);
+/* What those will read (sim_node_ops' prefetch): the queue pair a frame
+ * is for, or the one that sends next. */
+void sim__nic_prefetch(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
+                       unsigned step);
 /* Set up PFC, pacing, DCQCN and the receive buffer once the network exists. */
 void sim__nic_init_fabric(struct sim_nic *nic);
 /* Handle a frame the NIC has taken in. */

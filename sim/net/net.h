@@ -321,6 +321,13 @@ struct sim_node_ops {
     /* `port` is about to send XOFF again for the priorities it pauses
      * (optional): a chance to resume those that may. */
     void (*pfc_refresh)(struct sim_node *n, struct sim_port *port);
+    /* f will arrive on `port` shortly, or (f NULL) the port will end a
+     * frame and may call tx_ready (optional): start fetching what the
+     * node will read for it beyond the frame's first two lines and the
+     * node's first three, in two steps (engine.h's: step 1 may read what
+     * step 0 fetched). Only a hint: it must change nothing. */
+    void (*prefetch)(const struct sim_node *n, const struct sim_port *port, const struct sim_frame *f,
+                     unsigned step);
 };
 
 struct sim_node {
@@ -515,6 +522,9 @@ struct sim_network {
      * and what each rank did, for summary.json; NULL when run whole. */
     struct sim_split *split;
     struct sim_split_stats *split_stats;
+    /* The process's CPU seconds in sim_network_run: the run without its
+     * set-up, for summary.json under --wall-time. */
+    double run_cpu_s;
 };
 
 static inline void sim__setup_progress(const struct sim_network *net, const char *stage, double done)

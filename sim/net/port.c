@@ -202,6 +202,35 @@ static void port_handle(struct sim_component *c, const struct sim_event *ev)
     }
 }
 
+/* Before ev fires (engine.h's steps): the port's other lines of every
+ * frame and the two lines of an arriving frame its receiver reads first
+ * (the engine fetched the one the frame starts in); then the node's first
+ * lines, for an arrival or an end of frame that will ask the node for the
+ * next; then what the node will read for it (sim_node_ops). */
+static void port_prefetch(const struct sim_component *c, const struct sim_event *ev, unsigned step)
+{
+    const struct sim_port *p = (const struct sim_port *)c;
+    bool arrival = sim_event_kind(ev) == SIM_PORT_ARRIVAL;
+    if (step == 0) {
+        __builtin_prefetch((const char *)c + 64);
+        __builtin_prefetch((const char *)c + 128);
+        if (arrival) {
+            __builtin_prefetch((const char *)ev->ptr + SIM_FRAME_LINE_AT);
+            __builtin_prefetch((const char *)ev->ptr + SIM_FRAME_LINE_AT + 64);
+        }
+        return;
+    }
+    if (!arrival && (sim_event_kind(ev) != SIM_PORT_TX_DONE || p->quiet))
+        return;
+    if (step == 1) {
+        __builtin_prefetch(p->node);
+        __builtin_prefetch((const char *)p->node + 64);
+        __builtin_prefetch((const char *)p->node + 128);
+    } else if (p->node->nops->prefetch) {
+        p->node->nops->prefetch(p->node, p, arrival ? ev->ptr : NULL, step - 2);
+    }
+}
+
 void sim__port_set_link_layer(struct sim_port *p, const struct sim_link_layer_ops *ll)
 {
     p->ll = ll;
@@ -226,4 +255,5 @@ const struct sim_component_ops sim__port_ops = {
     .event_names = port_event_names,
     .nevents = sizeof port_event_names / sizeof port_event_names[0],
     .handle = port_handle,
+    .prefetch = port_prefetch,
 };

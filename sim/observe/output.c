@@ -518,11 +518,13 @@ static void write_summary(struct sim_network *net, FILE *f, double wall)
     }
     if (wall >= 0) {
         /* how this process ran (rank 0's, in a run split over ranks):
-         * the frames in flight at most and the memory holding them, and
-         * the peak resident set */
+         * its CPU time in the run (set-up and outputs left out), the
+         * frames in flight at most and the memory holding them, and the
+         * peak resident set */
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         fprintf(f, ",\n  \"wall_time_s\": %.3f", wall);
+        fprintf(f, ",\n  \"run_cpu_s\": %.6f", net->run_cpu_s);
         fprintf(f, ",\n  \"memory\": {\"frames_in_flight_peak\": %llu, \"frames_in_flight_peak_bytes\": %llu, "
                    "\"frame_pool_bytes\": %llu, \"peak_rss_bytes\": %llu}",
                 (unsigned long long)net->pool.peak, (unsigned long long)net->pool.peak_bytes,

@@ -146,9 +146,9 @@ static void usage(FILE *f)
                "                       under mpirun, print the partition over the ranks\n"
                "  -r, --ranks N        the ranks --check partitions for (default: mpirun's)\n"
                "  -q, --quiet          no summary and no progress line\n"
-               "  -w, --wall-time      put the wall time and the memory used (frames in\n"
-               "                       flight, peak RSS) into summary.json (which then\n"
-               "                       differs between runs)\n"
+               "  -w, --wall-time      put the wall time, the run's CPU time and the memory\n"
+               "                       used (frames in flight, peak RSS) into summary.json\n"
+               "                       (which then differs between runs)\n"
                "  -m, --max-memory SIZE  refuse a configuration estimated to need more\n"
                "                       memory (default: what the machine allows; same as\n"
                "                       --set max_memory=SIZE)\n");

@@ -634,6 +634,91 @@ START_TEST(timers_fire_once_at_their_earliest_deadline)
 }
 END_TEST
 
+/* ---- prefetch hooks ----------------------------------------------------------- */
+/* The hook's calls, in order: the event's tag, the step, and how many
+ * events had fired then. */
+#define PF_EVENTS 400
+static struct {
+    uint32_t tag[4 * PF_EVENTS], step[4 * PF_EVENTS], fired_before[4 * PF_EVENTS];
+    size_t n;
+    uint32_t order[PF_EVENTS]; /* tags in the order they fired */
+    size_t fired;
+} pf;
+
+static void pf_prefetch(const struct sim_component *c, const struct sim_event *ev, unsigned step)
+{
+    (void)c;
+    if (pf.n < 4 * PF_EVENTS) {
+        pf.tag[pf.n] = (uint32_t)(uintptr_t)ev->ptr;
+        pf.step[pf.n] = step;
+        pf.fired_before[pf.n++] = (uint32_t)pf.fired;
+    }
+}
+
+static void pf_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    (void)c;
+    if (pf.fired < PF_EVENTS)
+        pf.order[pf.fired++] = (uint32_t)(uintptr_t)ev->ptr;
+}
+
+static const struct sim_component_ops pf_ops = {.type = "pf", .handle = pf_handle, .prefetch = pf_prefetch};
+
+/* 200 events spread over slots of a few each, then 200 for one picosecond
+ * (one slot, sorted at once); returns how many fired. */
+static size_t pf_run(bool prefetch)
+{
+    memset(&pf, 0, sizeof pf);
+    struct sim *sim = sim_create(3);
+    struct sim_component a, b;
+    sim_component_add(sim, &a, &pf_ops, "a");
+    sim_component_add(sim, &b, &pf_ops, "b");
+    sim_set_prefetch(sim, prefetch);
+    for (uint32_t i = 0; i < PF_EVENTS / 2; i++)
+        sim_schedule(sim, (sim_time_t)(i * 37 % 97) * 100, i % 2 ? &a : &b, 0, tag(i));
+    for (uint32_t i = PF_EVENTS / 2; i < PF_EVENTS; i++)
+        sim_schedule(sim, SIM_US, i % 3 ? &a : &b, 0, tag(i));
+    sim_run(sim, SIM_TIME_NEVER);
+    sim_destroy(sim);
+    return pf.fired;
+}
+
+START_TEST(prefetch_hooks_see_events_in_steps_before_they_fire)
+{
+    ck_assert_uint_eq(pf_run(false), PF_EVENTS);
+    ck_assert_uint_eq(pf.n, 0);
+    uint32_t order[PF_EVENTS];
+    memcpy(order, pf.order, sizeof order);
+    ck_assert_uint_eq(pf_run(true), PF_EVENTS);
+    /* a hint: the events fire in the same order */
+    ck_assert_mem_eq(order, pf.order, sizeof order);
+    uint32_t at[PF_EVENTS]; /* where each tag fired */
+    for (uint32_t i = 0; i < PF_EVENTS; i++)
+        at[pf.order[i]] = i;
+    uint32_t last_step[PF_EVENTS], whole = 0;
+    memset(last_step, 0xff, sizeof last_step);
+    for (size_t k = 0; k < pf.n; k++) {
+        uint32_t t = pf.tag[k];
+        /* before the event fired, step after step */
+        ck_assert_uint_lt(pf.fired_before[k], at[t]);
+        ck_assert(last_step[t] == UINT32_MAX ? 1 : pf.step[k] == last_step[t] + 1);
+        last_step[t] = pf.step[k];
+        whole += pf.step[k] == SIM_PREFETCH_STEPS - 1 && at[t] >= PF_EVENTS / 2;
+    }
+    /* the picosecond's slot: every event but its first has the last step
+     * (the next event's), all but the first few every step */
+    ck_assert_uint_eq(whole, PF_EVENTS / 2 - 1);
+    uint32_t all_steps = 0;
+    for (uint32_t i = PF_EVENTS / 2; i < PF_EVENTS; i++) {
+        uint32_t t = pf.order[i], steps = 0;
+        for (size_t k = 0; k < pf.n; k++)
+            steps += pf.tag[k] == t;
+        all_steps += steps == SIM_PREFETCH_STEPS;
+    }
+    ck_assert_uint_ge(all_steps, PF_EVENTS / 2 - 2 * SIM_PREFETCH_STEPS);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -648,6 +733,7 @@ static Suite *suite(void)
     tcase_add_test(t, two_simulations_in_one_process_are_independent);
     tcase_add_test(t, random_streams_depend_on_seed_and_name);
     tcase_add_test(t, timers_fire_once_at_their_earliest_deadline);
+    tcase_add_test(t, prefetch_hooks_see_events_in_steps_before_they_fire);
     suite_add_tcase(s, t);
     t = tcase_create("units");
     tcase_set_timeout(t, 60);

@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -300,6 +301,33 @@ workload:
             self.assertGreater(int(rows[0]["end_ps"]), 100 * 10**6)
             self.assertGreater(int(rows[1]["end_ps"]), 150 * 10**6)
             self.assertTrue(all(r["data"] == "ok" for r in rows))
+
+
+class RunCpuTime(unittest.TestCase):
+    """--wall-time's run_cpu_s: the process's CPU time in the run alone,
+    without the set-up or the outputs (docs/config.md)."""
+
+    def cpu_of(self, *args):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            p = run_sim(os.path.join(EXAMPLES, "fat-tree-shift-dmodk.yaml"), out, "--wall-time", *args)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            process = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            return summary(out)["run_cpu_s"], process
+
+    def test_a_run_that_does_nothing_takes_no_cpu(self):
+        # a k=16 fat-tree's routes take the process's time; the run, none
+        run, process = self.cpu_of("--set", "topology.generate.k=16", "--set", "stop=1ns")
+        self.assertGreater(process, 0.02)
+        self.assertLess(run, 0.1 * process)
+
+    def test_a_whole_run_takes_most_of_the_process(self):
+        # the k=4 shift of 10 MiB flows: half a million events
+        run, process = self.cpu_of()
+        self.assertGreater(run, 0.5 * process)
+        self.assertLessEqual(run, process)
 
 
 class FramesWithoutPayload(unittest.TestCase):
