@@ -48,19 +48,26 @@ static ALWAYS_INLINE char *put_byte(char *p, unsigned x)
     return p + byte_text[x][3];
 }
 
-/* A header field, the member of a struct of `size` bytes: each size takes
- * its own path, chosen when compiling, with no branch on the value but
- * one below 10^8 for 32 bits; 64-bit fields are hex strings
- * (out_put_hex64_json: beyond 2^53 a JSON number is not exact in jq).
- * Room for RDMA_U64_DIGITS at p. */
-static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size)
+/* A header field of `width` bits, the member of a struct of `size` bytes:
+ * each takes its own path, chosen when compiling, with no branch on the
+ * value; 64-bit fields are hex strings (out_put_hex64_json: beyond 2^53 a
+ * JSON number is not exact in jq). A field of at most three bits (flags,
+ * pad count, ECN) is one digit, written without a table; one of at most 26
+ * bits is below 10^8, without the test for longer numbers. The value is
+ * cut to its width, as the encoder cuts it: a struct filled by hand with
+ * more stays inside the tables. Room for RDMA_U64_DIGITS at p. */
+static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned width)
 {
     if (size == 8)
         return out_put_hex64_json(p, v);
+    if (width <= 3) {
+        *p = (char)('0' + (v & ((1u << width) - 1)));
+        return p + 1;
+    }
     if (size == 1)
         return put_byte(p, (unsigned)v);
-    if (size == 2)
-        return rdma__put_lt1e8(p, (uint32_t)v);
+    if (width <= 26)
+        return rdma__put_lt1e8(p, (uint32_t)v & ((1u << width) - 1));
     return rdma_put_u64(p, v);
 }
 
@@ -153,7 +160,7 @@ void rdma__out_array(struct out *o, const uint8_t *p, size_t len, int kind)
 /* The members of a field list at p: "name":value, each with a comma. */
 #define PUT_FIELD_(name, type, byte, shift, width)                             \
     p = put_lit(p, "\"" #name "\":");                                          \
-    p = put_field(p, h__->name, sizeof(type));                                 \
+    p = put_field(p, h__->name, sizeof(type), width);                          \
     *p++ = ',';
 #define PUT_ARRAY_(name, byte, len, kind)                                      \
     p = put_lit(p, "\"" #name "\":\"");                                        \
@@ -495,7 +502,7 @@ static bool rocev2_plain(const struct rdma_pkt *pkt, size_t cap)
  * object's brace goes over the comma of its first member. */
 #define PUT_FIELD_LEAD_(name, type, byte, shift, width)                        \
     p = put_lit(p, ",\"" #name "\":");                                         \
-    p = put_field(p, h__->name, sizeof(type));
+    p = put_field(p, h__->name, sizeof(type), width);
 #define PUT_ARRAY_LEAD_(name, byte, len, kind)                                 \
     p = put_lit(p, ",\"" #name "\":\"");                                       \
     p = put_array(p, h__->name, len, kind);                                    \

@@ -314,6 +314,62 @@ START_TEST(json_fast_path_writes_what_the_general_path_writes)
 }
 END_TEST
 
+/* The member `name` of pkt's text, by both paths (the general one for a
+ * VLAN tag), against printf of `want`. */
+static void check_member(struct rdma_pkt *pkt, const char *name, uint64_t want)
+{
+    char text[4096], got[64], expect[64];
+    snprintf(expect, sizeof expect, "%" PRIu64, want);
+    for (unsigned nvlan = 0; nvlan < 2; nvlan++) {
+        pkt->nvlan = (uint8_t)nvlan;
+        size_t len = rdma_format_json(pkt, text, sizeof text - 1);
+        ck_assert_uint_gt(len, 0);
+        text[len] = 0;
+        ck_assert_msg(member(text, name, got, sizeof got) && !strcmp(got, expect), "%s %s for %s in %s",
+                      name, got, expect, text);
+    }
+    pkt->nvlan = 0;
+}
+
+/* Fields narrower than their member take paths of their width: one digit
+ * for three bits or fewer, no test for ten digits below 27 bits. Every
+ * value of the narrow ones, the edges of the 24-bit ones; a value wider
+ * than its field is cut to the field's bits, as the encoder cuts it. */
+START_TEST(json_narrow_fields_read_as_printf_writes_them)
+{
+    struct rdma_pkt pkt;
+    write_only(&pkt, 0);
+    for (unsigned x = 0; x < 8; x++) {
+        pkt.bth.se = pkt.bth.m = pkt.bth.fecn = pkt.bth.becn = pkt.bth.a = (uint8_t)(x & 1);
+        pkt.bth.padcnt = pkt.ip.dsfield_ecn = (uint8_t)(x & 3);
+        pkt.ip.flags = (uint8_t)x;
+        static const char *const one_bit[] = {"se", "m", "fecn", "becn", "a"};
+        for (size_t i = 0; i < sizeof one_bit / sizeof one_bit[0]; i++)
+            check_member(&pkt, one_bit[i], x & 1);
+        check_member(&pkt, "padcnt", x & 3);
+        check_member(&pkt, "dsfield_ecn", x & 3);
+        check_member(&pkt, "flags", x);
+    }
+    for (unsigned x = 0; x < 8192; x++) {
+        pkt.ip.frag_offset = (uint16_t)x;
+        check_member(&pkt, "frag_offset", x);
+    }
+    static uint64_t v[NVALUES];
+    size_t n = edge_values(v, NVALUES);
+    for (size_t i = 0; i < n; i++) {
+        pkt.bth.destqp = pkt.bth.psn = (uint32_t)v[i] & 0xffffff;
+        check_member(&pkt, "destqp", v[i] & 0xffffff);
+        check_member(&pkt, "psn", v[i] & 0xffffff);
+    }
+    pkt.bth.se = 3;
+    pkt.ip.flags = 15;
+    pkt.bth.psn = 0x1000005;
+    check_member(&pkt, "se", 1);
+    check_member(&pkt, "flags", 7);
+    check_member(&pkt, "psn", 5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("text");
@@ -327,6 +383,7 @@ int main(void)
     tcase_add_test(tc, json_bytes_read_as_printf_writes_them);
     tcase_add_test(tc, json_opcode_names_are_the_table_s);
     tcase_add_test(tc, json_fast_path_writes_what_the_general_path_writes);
+    tcase_add_test(tc, json_narrow_fields_read_as_printf_writes_them);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
