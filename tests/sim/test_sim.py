@@ -318,10 +318,13 @@ class RunCpuTime(unittest.TestCase):
             return summary(out)["run_cpu_s"], process
 
     def test_a_run_that_does_nothing_takes_no_cpu(self):
-        # a k=16 fat-tree's routes take the process's time; the run, none
+        # a k=16 fat-tree's routes take the process's time; the run, the
+        # components' start alone: some 4 % of it, and a few milliseconds
+        # whatever the machine, so a preempted run can pass a tenth; with the
+        # set-up counted in it would be all of it
         run, process = self.cpu_of("--set", "topology.generate.k=16", "--set", "stop=1ns")
         self.assertGreater(process, 0.02)
-        self.assertLess(run, 0.1 * process)
+        self.assertLess(run, process / 3)
 
     def test_a_whole_run_takes_most_of_the_process(self):
         # the k=4 shift of 10 MiB flows: half a million events
