@@ -123,7 +123,7 @@ static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pk
 void sim__swq_push(struct sw_queue *q, struct sw_item it)
 {
     if (q->tail - q->head == q->cap) {
-        uint32_t cap = q->cap ? 2 * q->cap : 64;
+        uint32_t cap = q->cap ? 2 * q->cap : SIM_FIRST_RING;
         struct sw_item *ring = sim__xmalloc(cap * sizeof *ring);
         for (uint32_t i = q->head; i != q->tail; i++)
             ring[i & (cap - 1)] = q->ring[i & (q->cap - 1)];

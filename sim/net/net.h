@@ -285,6 +285,11 @@ static inline bool sim__port_faster(const struct sim_port *a, const struct sim_p
  * frame: preamble and start delimiter, and the first 64 bytes (Ethernet,
  * IP and UDP headers with room for tags). */
 #define SIM_CUT_THROUGH_BYTES (8 + 64)
+/* A queue's first ring of frames (a port's, a switch class's), which
+ * doubles when full. Most queues hold a frame or two at a time, and a
+ * ring is read around its whole length: a first ring of 64 spread each
+ * queue over 16 lines (40 MB in all at k=32), where 8 keep it in 2. */
+#define SIM_FIRST_RING 8
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)

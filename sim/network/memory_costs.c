@@ -25,7 +25,7 @@ void sim__memory_costs(struct sim_memory_costs *k)
      * array, a first egress ring, its own route set, a switch's per-port
      * queues and counters, and the monitor's per-priority state */
     uint64_t port = sizeof(struct sim_port) + NAME_BYTES + sizeof(void *) * 2 +
-                          64 * sizeof(struct sw_item) + sizeof(struct sw_port) + 2 * ALLOC_BYTES +
+                          SIM_FIRST_RING * sizeof(struct sw_item) + sizeof(struct sw_port) + 2 * ALLOC_BYTES +
                           sizeof(struct sim_port_set) + sizeof(uint32_t) +
                           SIM_PRIOS * (sizeof(uint64_t) + 1) + 1;
     uint64_t link = sizeof(struct cfg_link) + 2 * port;
