@@ -185,6 +185,8 @@ static uint32_t chunk_alloc(struct sim *sim)
     if (sim->free_chunk == NIL) {
         size_t old = sim->capchunks;
         SIM_GROW(sim->chunks, sim->capchunks, old);
+        if (sim->prefetch) /* a large network's wheel spans megabytes: see sim__huge_hint */
+            sim__huge_hint(sim->chunks, sim->capchunks * sizeof *sim->chunks);
         sim->chunk_next = sim__xrealloc(sim->chunk_next, sim->capchunks * sizeof *sim->chunk_next);
         for (size_t i = sim->capchunks; i-- > old;) {
             sim->chunk_next[i] = sim->free_chunk;

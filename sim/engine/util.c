@@ -124,6 +124,30 @@ void sim__huge_hint(void *p, size_t n)
 #endif
 }
 
+/* Linux's (6.1), which older C libraries' headers do not name yet */
+#if defined(__linux__) && !defined(MADV_COLLAPSE)
+#define MADV_COLLAPSE 25
+#endif
+
+void sim__huge_heap(void)
+{
+#if defined(MADV_HUGEPAGE) && defined(MADV_COLLAPSE)
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps)
+        return;
+    char line[512];
+    unsigned long from = 0, to = 0;
+    while (fgets(line, sizeof line, maps))
+        if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &from, &to) == 2)
+            break;
+    fclose(maps);
+    if (to > from) {
+        madvise((void *)from, to - from, MADV_HUGEPAGE);
+        madvise((void *)from, to - from, MADV_COLLAPSE);
+    }
+#endif
+}
+
 void sim__unmap(void *p, size_t n)
 {
     if (p)

@@ -490,7 +490,10 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
             struct sim_qp *qp = net->conns[i].qp[side];
             qp->hpcc_t = qp->p->fab.hpcc.base_rtt ? qp->p->fab.hpcc.base_rtt : t;
         }
-    sim_set_prefetch(net->sim, outgrows_cache(net));
+    if (outgrows_cache(net)) {
+        sim_set_prefetch(net->sim, true);
+        sim__huge_heap();
+    }
     net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
 }
