@@ -56,6 +56,7 @@
 struct chunk {
     struct sim_event ev[CHUNK_EVENTS];
 } __attribute__((aligned(64)));
+#define WHEEL_ALIGN ((size_t)2 << 20) /* a huge page on x86-64 and most arm64 */
 
 struct sim {
     uint64_t seed;
@@ -127,7 +128,7 @@ void sim_destroy(struct sim *sim)
     }
     free(sim->comps);
     free(sim->is_remote);
-    free(sim->chunks);
+    sim__unmap(sim->chunks, sim->capchunks * sizeof *sim->chunks);
     free(sim->chunk_next);
     free(sim->cur);
     free(sim->sorting);
@@ -183,10 +184,17 @@ static inline bool before(const struct sim_event *a, const struct sim_event *b)
 static uint32_t chunk_alloc(struct sim *sim)
 {
     if (sim->free_chunk == NIL) {
-        size_t old = sim->capchunks;
-        SIM_GROW(sim->chunks, sim->capchunks, old);
-        if (sim->prefetch) /* a large network's wheel spans megabytes: see sim__huge_hint */
-            sim__huge_hint(sim->chunks, sim->capchunks * sizeof *sim->chunks);
+        /* a large network's wheel spans megabytes, read and written at
+         * random: mapped anew as it doubles, on huge pages (sim__huge_hint)
+         * asked for before the copy first touches them */
+        size_t old = sim->capchunks, cap = old ? 2 * old : 64;
+        struct chunk *chunks = sim__xmap_aligned(WHEEL_ALIGN, cap * sizeof *chunks);
+        sim__huge_hint(chunks, cap * sizeof *chunks);
+        if (old)
+            memcpy(chunks, sim->chunks, old * sizeof *chunks);
+        sim__unmap(sim->chunks, old * sizeof *chunks);
+        sim->chunks = chunks;
+        sim->capchunks = cap;
         sim->chunk_next = sim__xrealloc(sim->chunk_next, sim->capchunks * sizeof *sim->chunk_next);
         for (size_t i = sim->capchunks; i-- > old;) {
             sim->chunk_next[i] = sim->free_chunk;

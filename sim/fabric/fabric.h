@@ -155,7 +155,7 @@ void sim__telemetry_add(struct sim_switch *sw, struct sim_port *port, const stru
 /* A switch's state for its n ports, zeroed, each starting a cache line;
  * the network unmaps it (net->switch_ports). */
 struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n);
-void sim__swq_push(struct sw_queue *q, struct sw_item it);
+void sim__swq_push(struct sim_network *net, struct sw_queue *q, struct sw_item it);
 /* Take the head of class c of a port (its buffer is the caller's). */
 struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c);
 void sim__switch_fini(struct sim_component *c);

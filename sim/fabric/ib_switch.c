@@ -54,8 +54,8 @@ static void enqueue(struct sim_switch *sw, struct sim_frame *f, uint16_t in, uin
     struct sim_node *n = &sw->node;
     struct sim_port *op = n->ports[out];
     struct sw_port *sp = &sw->sp[out];
-    sim__swq_push(&sp->q[vl], (struct sw_item){.f = f, .len = f->len, .in = in, .prio = (uint8_t)vl,
-                                               .l3 = (uint8_t)in_vl});
+    sim__swq_push(n->net, &sp->q[vl], (struct sw_item){.f = f, .len = f->len, .in = in, .prio = (uint8_t)vl,
+                                                       .l3 = (uint8_t)in_vl});
     sp->busy |= (uint8_t)(1u << vl);
     sp->bytes += f->len;
     if (sim__port_idle(op))

@@ -120,17 +120,10 @@ static unsigned classify(const struct cfg_fabric *fab, const struct rdma_pkt *pk
 }
 
 /* ---- queues ---------------------------------------------------------------------- */
-void sim__swq_push(struct sw_queue *q, struct sw_item it)
+void sim__swq_push(struct sim_network *net, struct sw_queue *q, struct sw_item it)
 {
-    if (q->tail - q->head == q->cap) {
-        uint32_t cap = q->cap ? 2 * q->cap : SIM_FIRST_RING;
-        struct sw_item *ring = sim__xmalloc(cap * sizeof *ring);
-        for (uint32_t i = q->head; i != q->tail; i++)
-            ring[i & (cap - 1)] = q->ring[i & (q->cap - 1)];
-        free(q->ring);
-        q->ring = ring;
-        q->cap = cap;
-    }
+    if (q->tail - q->head == q->cap)
+        q->ring = sim__ring_grow(net, q->ring, &q->cap, q->head, q->tail, sizeof *q->ring);
     q->ring[q->tail++ & (q->cap - 1)] = it;
     q->bytes += it.len;
 }
@@ -374,7 +367,7 @@ static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame
         release(sw, &it);
         send_out(sw, op, sp, &it);
     } else {
-        sim__swq_push(q, it);
+        sim__swq_push(n->net, q, it);
         sp->busy |= bit;
         op->quiet = false;
         sp->bytes += len;
@@ -575,7 +568,7 @@ void sim__switch_fini(struct sim_component *c)
     if (sw->sp)
         for (uint32_t i = 0; i < sw->node.nports; i++)
             for (unsigned k = 0; k < SIM_PRIOS; k++)
-                free(sw->sp[i].q[k].ring);
+                sim__ring_free(sw->sp[i].q[k].ring, sw->sp[i].q[k].cap);
     free(sw->node.ports);
     free(sw);
 }

@@ -10,6 +10,8 @@
 #include "host/iwarp/iwarp.h"
 #include "host/nic.h"
 
+#define SQ_FIRST_RING 16 /* work requests; the ring doubles when full */
+
 struct sim_mr *sim__mr_lookup(struct sim_host *h, uint32_t rkey, uint64_t va, uint64_t len)
 {
     uint32_t idx = (rkey >> 8) - 1;
@@ -132,7 +134,7 @@ static void post_send(struct sim_host *h, uint32_t id)
     }
     struct sim_qp *qp = qp_of(h, id);
     if (qp->sq_tail - qp->sq_head == qp->sq_cap) {
-        uint32_t cap = qp->sq_cap ? qp->sq_cap * 2 : 16;
+        uint32_t cap = qp->sq_cap * 2;
         struct sim_wqe *sq = sim__xcalloc(cap, sizeof *sq);
         for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
             sq[i & (cap - 1)] = *sim__wqe(qp, i);
@@ -362,6 +364,11 @@ struct sim_qp *sim__host_add_qp(struct sim_host *h, uint32_t conn, uint32_t peer
     sim_timer_init(&qp->reorder);
     qp->wake_at = SIM_TIME_NEVER;
     qp->atomics = sim__xcalloc(cn->nic.max_rd_atomic, sizeof *qp->atomics);
+    /* the send queue's first ring now, with the queue pair, rather than
+     * when work is first posted: a large network's heap is put on huge
+     * pages once set up (sim__huge_heap), and every packet sent reads it */
+    qp->sq_cap = SQ_FIRST_RING;
+    qp->sq = sim__xcalloc(qp->sq_cap, sizeof *qp->sq);
     return qp;
 }
 

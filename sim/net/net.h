@@ -19,6 +19,7 @@
 
 #include "config/cfg.h"
 #include "config/wire.h"
+#include "engine/arena.h"
 #include "engine/timer.h"
 #include "engine/engine.h"
 #include "rdma_codec.h"
@@ -290,6 +291,15 @@ static inline bool sim__port_faster(const struct sim_port *a, const struct sim_p
  * ring is read around its whole length: a first ring of 64 spread each
  * queue over 16 lines (40 MB in all at k=32), where 8 keep it in 2. */
 #define SIM_FIRST_RING 8
+struct sim_network;
+/* A full ring of items of `size` bytes, [head, tail) in use at index &
+ * (*cap - 1), grown: the first (none yet, *cap 0) of SIM_FIRST_RING from
+ * the network's arena, on huge pages with the other first rings, each
+ * later one twice the last from malloc. Returns it with *cap updated. */
+void *sim__ring_grow(struct sim_network *net, void *ring, uint32_t *cap, uint32_t head, uint32_t tail,
+                     size_t size);
+/* A ring at teardown: a first one goes with the arena. */
+void sim__ring_free(void *ring, uint32_t cap);
 /* Lose the frames pushed and not yet sent (the link went down). */
 void sim__port_flush(struct sim_port *port);
 static inline bool sim__port_idle(const struct sim_port *p)
@@ -491,6 +501,7 @@ struct sim_network {
     struct sim_conn *conns;
     size_t nconns;
     struct sim_frame_pool pool;
+    struct sim_arena rings; /* queues' first rings (sim__ring_grow) */
     /* The payload of frames with payload: none, one copy for every NIC so
      * that it stays in cache: byte i is i mod 256. */
     uint8_t fill[SIM_MAX_PAYLOAD];

@@ -96,15 +96,8 @@ void sim__port_send(struct sim_port *p, struct sim_frame *f, uint32_t len)
         start(p, f, len);
         return;
     }
-    if (p->ring_tail - p->ring_head == p->ring_cap) {
-        uint32_t cap = p->ring_cap ? 2 * p->ring_cap : SIM_FIRST_RING;
-        struct sim_queued *ring = sim__xmalloc(cap * sizeof *ring);
-        for (uint32_t i = p->ring_head; i != p->ring_tail; i++)
-            ring[i & (cap - 1)] = p->ring[i & (p->ring_cap - 1)];
-        free(p->ring);
-        p->ring = ring;
-        p->ring_cap = cap;
-    }
+    if (p->ring_tail - p->ring_head == p->ring_cap)
+        p->ring = sim__ring_grow(p->node->net, p->ring, &p->ring_cap, p->ring_head, p->ring_tail, sizeof *p->ring);
     p->ring[p->ring_tail++ & (p->ring_cap - 1)] = (struct sim_queued){f, len};
 }
 

@@ -513,7 +513,7 @@ void sim_network_destroy(struct sim_network *net)
     sim__faults_destroy(net);
     for (size_t i = 0; i < net->nports; i++) {
         free(net->ports[i].name);
-        free(net->ports[i].ring);
+        sim__ring_free(net->ports[i].ring, net->ports[i].ring_cap);
         free(net->ports[i].ib);
     }
     free(net->ports);
@@ -521,6 +521,7 @@ void sim_network_destroy(struct sim_network *net)
     sim__subnet_free(net);
     sim__routes_free(&net->routes);
     sim__pool_fini(&net->pool);
+    sim__arena_free(&net->rings);
     free(net->nodes);
     free(net->node_host);
     free(net->host_node);
