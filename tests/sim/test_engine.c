@@ -464,6 +464,45 @@ START_TEST(frame_pool_frames_are_distinct_and_reused)
 }
 END_TEST
 
+/* A queue's ring keeps its items in order as it grows from a first ring
+ * in the arena to malloc's, with its head wrapped around the end; many
+ * first rings share the arena's chunks, each on its own lines. */
+START_TEST(queue_rings_keep_their_order_as_they_grow)
+{
+    struct sim_network net = {0};
+    uint32_t *ring = NULL, cap = 0, head = 0, tail = 0, popped = 0;
+    for (uint32_t pushed = 0; pushed < 1000; pushed++) {
+        if (tail - head == cap)
+            ring = sim__ring_grow(&net, ring, &cap, head, tail, sizeof *ring);
+        ring[tail++ & (cap - 1)] = pushed;
+        /* take one back every third push: the head moves round the ring */
+        if (pushed % 3 == 0)
+            ck_assert_uint_eq(ring[head++ & (cap - 1)], popped++);
+    }
+    ck_assert_uint_eq(cap, 1024);
+    while (head != tail)
+        ck_assert_uint_eq(ring[head++ & (cap - 1)], popped++);
+    ck_assert_uint_eq(popped, 1000);
+    sim__ring_free(ring, cap);
+    /* first rings: distinct, line-aligned, from few chunks */
+    uint64_t *first[4096];
+    for (size_t i = 0; i < 4096; i++) {
+        uint32_t c = 0;
+        first[i] = sim__ring_grow(&net, NULL, &c, 0, 0, sizeof **first);
+        ck_assert_uint_eq(c, SIM_FIRST_RING);
+        ck_assert_uint_eq((uintptr_t)first[i] % 64, 0);
+        for (size_t k = 0; k < SIM_FIRST_RING; k++)
+            first[i][k] = i;
+    }
+    for (size_t i = 0; i < 4096; i++)
+        for (size_t k = 0; k < SIM_FIRST_RING; k++)
+            ck_assert_uint_eq(first[i][k], i);
+    ck_assert_uint_le(net.rings.nchunks, 2);
+    sim__arena_free(&net.rings);
+    ck_assert_uint_eq(net.rings.nchunks, 0);
+}
+END_TEST
+
 /* ---- routes in generated topologies -------------------------------------------------- */
 START_TEST(fat_tree_paths_have_the_expected_lengths)
 {
@@ -744,6 +783,7 @@ static Suite *suite(void)
     t = tcase_create("frames");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, frame_pool_frames_are_distinct_and_reused);
+    tcase_add_test(t, queue_rings_keep_their_order_as_they_grow);
     suite_add_tcase(s, t);
     t = tcase_create("routes");
     tcase_set_timeout(t, 60);
