@@ -129,9 +129,23 @@ void sim__huge_hint(void *p, size_t n)
 #define MADV_COLLAPSE 25
 #endif
 
-void sim__huge_heap(void)
+void sim__huge_collapse(const void *p, size_t n)
 {
 #if defined(MADV_HUGEPAGE) && defined(MADV_COLLAPSE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1), to = ((uintptr_t)p + n) & ~(huge - 1);
+    if (to > from) {
+        madvise((void *)from, to - from, MADV_HUGEPAGE);
+        madvise((void *)from, to - from, MADV_COLLAPSE);
+    }
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+void sim__huge_heap(void)
+{
     FILE *maps = fopen("/proc/self/maps", "r");
     if (!maps)
         return;
@@ -141,11 +155,8 @@ void sim__huge_heap(void)
         if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &from, &to) == 2)
             break;
     fclose(maps);
-    if (to > from) {
-        madvise((void *)from, to - from, MADV_HUGEPAGE);
-        madvise((void *)from, to - from, MADV_COLLAPSE);
-    }
-#endif
+    if (to > from)
+        sim__huge_collapse((const void *)from, to - from);
 }
 
 void sim__unmap(void *p, size_t n)

@@ -25,12 +25,15 @@ void sim__unmap(void *p, size_t n);
  * frame reads costs a TLB miss too (a walk of the page tables, dearer
  * under a hypervisor). The kernel takes it as a hint (THP "madvise"). */
 void sim__huge_hint(void *p, size_t n);
-/* The same for the process's heap once a large model is set up: its
- * small allocations (hosts, queue pairs, their rings, the configuration)
- * are hinted and what set-up has written is collapsed onto huge pages at
- * once (MADV_COLLAPSE, Linux 6.1), since pages written before the hint
- * keep their 4 KiB. Memory the heap grows by later is not (glibc extends
- * it in new mappings). A no-op where the kernel cannot. */
+/* The same for memory already written, which a hint alone leaves on its
+ * 4 KiB pages: the whole 2 MiB pages in [p, p + n) are hinted and
+ * collapsed onto huge pages at once (MADV_COLLAPSE, Linux 6.1). A no-op
+ * where the kernel cannot. */
+void sim__huge_collapse(const void *p, size_t n);
+/* sim__huge_collapse over the process's heap, once a large model is set
+ * up: its small allocations (hosts, queue pairs, their rings, the
+ * configuration's strings). What the heap grows by later is not (the
+ * kernel maps it anew, without the hint). */
 void sim__huge_heap(void);
 void *sim__xrealloc(void *p, size_t n);
 char *sim__xstrdup(const char *s);

@@ -493,6 +493,8 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
     if (outgrows_cache(net)) {
         sim_set_prefetch(net->sim, true);
         sim__huge_heap();
+        /* every packet reads its queue pair's NIC parameters there */
+        sim__huge_collapse(cfg->nodes, cfg->nnodes * sizeof *cfg->nodes);
     }
     net->setup_fn = NULL; /* routes built again on a link fault are part of the run */
     return net;
