@@ -4,16 +4,17 @@ second and peak memory on k-ary fat-trees running the shift permutation of
 docs/performance.md (bench/fattree_shift.py, routing: dmodk, payload: none).
 
 usage: scaling.py RDMASIM SIZE K...      (make bench-scale; SIZE: 1MiB)
-Each k runs at least three times, and again while its runs took less than
-two seconds of CPU between them (at most twenty: a k=8 run takes a tenth
-of a second, which the machine's other work swings). The run's CPU is
-what the process measured around its event loop (summary.json's
-run_cpu_s, with --wall-time); set-up is the rest of the process's CPU
-(user + system): building the network, reading the file, writing the
-outputs. Events per second divide the events by the least run CPU, and
-again by the mean: the least of twenty short runs catches the machine at
-its fastest moment, which one long run averages away, so the two k are
-best compared by their means. Prints a Markdown table."""
+The sizes take turns, in rounds: each round runs every k, a small one
+again and again until the round has given it 0.7 s of CPU (a k=8
+run takes a twentieth of a second), so that every k meets the machine's
+other work alike and a ratio between two k is taken over the same
+moments; at least three rounds, and more while a k has had less than two
+seconds of CPU in all (at most twenty). The run's CPU is what the process
+measured around its event loop (summary.json's run_cpu_s, with
+--wall-time); set-up is the rest of the process's CPU (user + system):
+building the network, reading the file, writing the outputs. Events per
+second divide a round's events by its run CPU: the best round's, and all
+rounds' together (the mean). Prints a Markdown table."""
 import json
 import os
 import resource
@@ -24,7 +25,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fattree_shift import config  # noqa: E402
 
-MIN_RUNS, MAX_RUNS, MIN_CPU = 3, 20, 2.0
+MIN_ROUNDS, MAX_ROUNDS, MIN_CPU, ROUND_CPU = 3, 20, 2.0, 0.7
 
 
 def run(rdmasim, path, out):
@@ -45,23 +46,33 @@ def run(rdmasim, path, out):
 def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__.split("\n\n")[1])
-    rdmasim, size = argv[1], argv[2]
-    print("| k | hosts | set-up CPU s | run CPU s (least) | runs | events | M events/s (least CPU) | (mean CPU) | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for k in (int(a) for a in argv[3:]):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "shift.yaml")
-            with open(path, "w") as f:
+    rdmasim, size, ks = argv[1], argv[2], [int(a) for a in argv[3:]]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for k in ks:
+            paths[k] = os.path.join(tmp, "shift%d.yaml" % k)
+            with open(paths[k], "w") as f:
                 f.write(config(k, size))
-            runs = []
-            while len(runs) < MIN_RUNS or (sum(r[0] for r in runs) < MIN_CPU and len(runs) < MAX_RUNS):
-                runs.append(run(rdmasim, path, os.path.join(tmp, "out")))
-        cpu, process, events, _ = min(runs)
-        mean = sum(r[0] for r in runs) / len(runs)
-        peak = max(r[3] for r in runs)
-        print("| %d | %d | %.2f | %.3f | %d | %d | %.2f | %.2f | %.0f |"
-              % (k, k * k * k // 4, process - cpu, cpu, len(runs), events, events / cpu / 1e6,
-                 events / mean / 1e6, peak), flush=True)
+        # by k: per round, (run CPU, process CPU, events, peak RSS) summed over its runs
+        rounds = {k: [] for k in ks}
+        while len(rounds[ks[0]]) < MIN_ROUNDS or (
+                len(rounds[ks[0]]) < MAX_ROUNDS and min(sum(r[0] for r in rounds[k]) for k in ks) < MIN_CPU):
+            for k in ks:
+                cpu = process = events = peak = runs = 0
+                while cpu < ROUND_CPU:
+                    r = run(rdmasim, paths[k], os.path.join(tmp, "out"))
+                    cpu, process, events, peak = cpu + r[0], process + r[1], events + r[2], max(peak, r[3])
+                    runs += 1
+                rounds[k].append((cpu, process, events, peak, runs))
+    print("| k | hosts | set-up CPU s | run CPU s (best round, a run) | rounds | runs | events | M events/s (best round) | (all rounds) | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k in ks:
+        best = max(rounds[k], key=lambda r: r[2] / r[0])
+        cpu, process, events, runs = (sum(r[i] for r in rounds[k]) for i in (0, 1, 2, 4))
+        print("| %d | %d | %.2f | %.3f | %d | %d | %d | %.2f | %.2f | %.0f |"
+              % (k, k * k * k // 4, (process - cpu) / runs, best[0] / best[4], len(rounds[k]), runs,
+                 best[2] // best[4], best[2] / best[0] / 1e6, events / cpu / 1e6, max(r[3] for r in rounds[k])),
+              flush=True)
 
 
 if __name__ == "__main__":
