@@ -16,6 +16,7 @@
 #include "checksum.h"
 #include "cursor.h"
 #include "decode_paths.h"
+#include "icrc.h"
 #include "fields.h"
 #include "ioam.h"
 #include "ipv6_ext.h"
@@ -647,7 +648,7 @@ decode_plain_rocev2(const struct rdma_decode_config *cfg, unsigned linktype, con
     pkt->icrc.present = true;
     pkt->icrc.value = rdma_get_le32(frame + end - ICRC_LEN);
     pkt->icrc.ok = false;
-    check_icrc(cfg, pkt, rdma_icrc_rocev2, ip, end - ICRC_LEN - PLAIN_IP_AT);
+    check_icrc(cfg, pkt, rdma__icrc_rocev2_ipv4, ip, end - ICRC_LEN - PLAIN_IP_AT);
     return true;
 }
 
