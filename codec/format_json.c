@@ -48,12 +48,27 @@ static ALWAYS_INLINE char *put_byte(char *p, unsigned x)
     return p + byte_text[x][3];
 }
 
+/* x < 10^5 (a field of at most 16 bits) in one to five digits at p, which
+ * has room for eight; returns the end. The digit of the ten thousands and
+ * one lookup for the other four, where rdma__put_lt1e8 makes two; the
+ * leading zeros are dropped as there (rdma_text.h), the last digit's byte
+ * marked so that 0 keeps one digit. */
+static ALWAYS_INLINE char *put_lt1e5(char *p, uint32_t x)
+{
+    uint32_t hi = x / 10000;
+    uint64_t d = ('0' + hi) | (uint64_t)rdma__digits4[x - 10000 * hi] << 8;
+    unsigned zeros = (unsigned)__builtin_ctzll((d ^ RDMA__ASCII_ZEROS) | 1ull << 32) / 8;
+    rdma__put_le64(p, d >> 8 * zeros);
+    return p + 5 - zeros;
+}
+
 /* A header field of `width` bits, the member of a struct of `size` bytes:
  * each takes its own path, chosen when compiling, with no branch on the
  * value; 64-bit fields are hex strings (out_put_hex64_json: beyond 2^53 a
  * JSON number is not exact in jq). A field of at most three bits (flags,
- * pad count, ECN) is one digit, written without a table; one of at most 26
- * bits is below 10^8, without the test for longer numbers. The value is
+ * pad count, ECN) is one digit, written without a table; one of at most 16
+ * bits is below 10^5, one of at most 26 below 10^8, without the test for
+ * longer numbers. The value is
  * cut to its width, as the encoder cuts it: a struct filled by hand with
  * more stays inside the tables. Room for RDMA_U64_DIGITS at p. */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned width)
@@ -66,6 +81,8 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned 
     }
     if (size == 1)
         return put_byte(p, (unsigned)v);
+    if (width <= 16)
+        return put_lt1e5(p, (uint32_t)v & ((1u << width) - 1));
     if (width <= 26)
         return rdma__put_lt1e8(p, (uint32_t)v & ((1u << width) - 1));
     return rdma_put_u64(p, v);
