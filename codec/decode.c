@@ -16,8 +16,8 @@
 #include "checksum.h"
 #include "cursor.h"
 #include "decode_paths.h"
-#include "icrc.h"
 #include "fields.h"
+#include "icrc.h"
 #include "ioam.h"
 #include "ipv6_ext.h"
 

@@ -160,10 +160,10 @@ uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len) { return icrc_rocev2(ip
  * (about 27 instructions a small frame). They are copied as the packet's
  * last 16 bytes, before the prefix, whose last piece then writes over
  * what of them is its own. Longer rests copied after the prefix took more
- * time, not less (2026-12-02, small frames: with rests of up to 32 bytes
- * a little less than this, up to 64 more than two calls, up to 256 more
- * than twice the time): ISA-L's wide loads then read back bytes of
- * several of the copy's stores, and a load is served from one store. */
+ * time (2026-12-02, small frames: rests of up to 32 bytes a little more
+ * than up to 16, up to 64 more than two calls, up to 256 more than twice
+ * the time of two calls), presumably because ISA-L's wide loads then read
+ * bytes of several of the copy's stores, and a load is served from one. */
 uint32_t rdma__icrc_rocev2_ipv4(const uint8_t *ip, size_t len)
 {
     size_t from_src = layout_ipv4.chunks * CHUNK - layout_ipv4.lead, rest = len - from_src;
