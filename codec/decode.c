@@ -15,7 +15,9 @@
 
 #include "checksum.h"
 #include "cursor.h"
+#include "decode_paths.h"
 #include "fields.h"
+#include "icrc.h"
 #include "ioam.h"
 #include "ipv6_ext.h"
 
@@ -460,9 +462,13 @@ bool rdma_linktype_supported(unsigned linktype)
     return false;
 }
 
-enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned linktype,
-                             const uint8_t *frame, size_t caplen, size_t wirelen,
-                             struct rdma_pkt *pkt)
+/* Every frame, header by header: the layers a frame holds are found as
+ * they are read, and every read goes through the cursor. A function of
+ * its own, which rdma_decode() jumps to, so that the plain RoCEv2 frames
+ * decoded inline before it do not pay for saving the registers it uses. */
+__attribute__((noinline)) static enum rdma_status
+decode_general(const struct rdma_decode_config *cfg, unsigned linktype, const uint8_t *frame,
+               size_t caplen, size_t wirelen, struct rdma_pkt *pkt)
 {
     pkt->present = 0;
     pkt->proto = RDMA_PROTO_OTHER;
@@ -510,4 +516,160 @@ enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned link
         return decode_erf(cfg, &c, pkt);
     }
     return fail(pkt, RDMA_UNSUPPORTED, "link type");
+}
+
+static const uint8_t header_size[RDMA_HDRI_COUNT] = {
+#define HEADER_SIZE(member, BIT, size) [RDMA_HDRI_##BIT] = (size),
+    RDMA_HEADERS(HEADER_SIZE)
+#undef HEADER_SIZE
+};
+
+/* Offsets in the frame of the plain RoCEv2 frame's headers. */
+enum {
+    PLAIN_IP_AT = RDMA_HDR_SIZE_ETH,
+    PLAIN_UDP_AT = PLAIN_IP_AT + RDMA_HDR_SIZE_IP,
+    PLAIN_BTH_AT = PLAIN_UDP_AT + RDMA_HDR_SIZE_UDP,
+    PLAIN_EXT_AT = PLAIN_BTH_AT + RDMA_HDR_SIZE_BTH,
+};
+
+/* Whether the 20 bytes of an IPv4 header without options sum to all ones,
+ * as a right checksum makes them (RFC 1071). The ones' complement sum of
+ * byte-swapped words is the byte-swapped sum (RFC 1071 2.(B)), and all
+ * ones swapped are all ones, so the words are added as the host loads
+ * them: five 32-bit words, whose total folds to 16 bits. */
+static inline bool ipv4_header_sum_is_ones(const uint8_t *h)
+{
+    uint64_t a, b;
+    uint32_t c;
+    memcpy(&a, h, 8);
+    memcpy(&b, h + 8, 8);
+    memcpy(&c, h + 16, 4);
+    uint64_t sum = (a & 0xffffffff) + (a >> 32) + (b & 0xffffffff) + (b >> 32) + c; /* < 2^35 */
+    sum = (sum & 0xffffffff) + (sum >> 32);                                         /* < 2^32 + 8 */
+    sum = (sum & 0xffff) + (sum >> 16);                                             /* < 2^17 + 8 */
+    sum = (sum & 0xffff) + (sum >> 16);                                             /* <= 2^16 */
+    sum = (sum & 0xffff) + (sum >> 16);                                             /* < 2^16 */
+    return sum == 0xffff;
+}
+
+/* The frame nearly every RoCE capture is made of: RoCEv2 over IPv4
+ * without options, on untagged Ethernet, captured whole, its checksum
+ * right and its lengths agreeing, of a known opcode whose headers and
+ * payload fit it, and no MAD. Whether a frame is one is read from its
+ * bytes before anything is stored, so one that is not is left to the
+ * general path untouched; one that is gets the struct the general path
+ * makes (tests/unit/test_decode_paths.c compares them), without the
+ * general path's dispatch from header to header, a bounds check for each,
+ * and the tests for what such a frame cannot hold. */
+__attribute__((always_inline)) static inline bool
+decode_plain_rocev2(const struct rdma_decode_config *cfg, unsigned linktype, const uint8_t *frame,
+                    size_t caplen, size_t wirelen, struct rdma_pkt *pkt)
+{
+    if (linktype != RDMA_LINKTYPE_ETHERNET || caplen != wirelen ||
+        wirelen < PLAIN_EXT_AT + ICRC_LEN)
+        return false;
+    const uint8_t *ip = frame + PLAIN_IP_AT;
+    const uint8_t *udp = frame + PLAIN_UDP_AT;
+    const uint8_t *bth = frame + PLAIN_BTH_AT;
+    /* version 4, no options, UDP, neither more fragments nor an offset */
+    if (rdma_get_be16(frame + 12) != RDMA_ETHERTYPE_IPV4 || ip[0] != 0x45 ||
+        ip[9] != IP_PROTO_UDP || (rdma_get_be16(ip + 6) & 0x3fff) ||
+        rdma_get_be16(udp + 2) != cfg->rocev2_port)
+        return false;
+    size_t ip_len = rdma_get_be16(ip + 2), udp_len = rdma_get_be16(udp + 4);
+    size_t end = PLAIN_UDP_AT + udp_len;
+    if (ip_len < RDMA_HDR_SIZE_IP || PLAIN_IP_AT + ip_len > wirelen || udp_len < RDMA_HDR_SIZE_UDP ||
+        end > PLAIN_IP_AT + ip_len || !ipv4_header_sum_is_ones(ip))
+        return false;
+    const struct rdma_opcode_info *op = &rdma_opcodes[bth[0]];
+    uint32_t ext = op->headers & RDMA_HDR_EXT_MASK;
+    size_t ext_len = 0;
+    for (uint32_t hdrs = ext; hdrs; hdrs &= hdrs - 1)
+        ext_len += header_size[__builtin_ctz(hdrs)];
+    size_t payload_at = PLAIN_EXT_AT + ext_len;
+    size_t trailer = ICRC_LEN + (bth[1] >> 4 & 3);
+    if (!op->name || end < payload_at + trailer)
+        return false;
+    size_t payload_len = end - payload_at - trailer;
+    bool carries = op->flags & RDMA_OPF_PAYLOAD;
+    if (op->fixed_payload ? payload_len != op->fixed_payload : !carries && payload_len)
+        return false;
+    if ((bth[1] & 0x30) && !carries)
+        return false;
+    if (bth[0] == OPCODE_UD_SEND_ONLY && rdma_get_be24(bth + 5) <= QPN_GSI)
+        return false;
+    /* the ICRC is read at the far end of the frame, usually another cache
+     * line: start loading it while the headers are stored */
+    __builtin_prefetch(frame + end - ICRC_LEN);
+
+    pkt->present = RDMA_HDR_ETH | RDMA_HDR_IP | RDMA_HDR_UDP | RDMA_HDR_BTH | ext;
+    pkt->proto = RDMA_PROTO_ROCEV2;
+    pkt->nvlan = 0;
+    pkt->status = RDMA_OK;
+    pkt->reason = 0;
+    pkt->linktype = (uint16_t)linktype;
+    pkt->ethertype = RDMA_ETHERTYPE_IPV4;
+    pkt->l3 = ip;
+    pkt->l3_len = (uint32_t)(wirelen - PLAIN_IP_AT);
+    pkt->op = op;
+    pkt->payload = frame + payload_at;
+    pkt->payload_len = (uint32_t)payload_len;
+    pkt->captured_payload_len = (uint32_t)payload_len;
+    pkt->ip_options_len = 0;
+    pkt->ip_options = udp;
+    pkt->ioam.present = false;
+    pkt->ip_checksum_ok = true;
+    pkt->vcrc.present = false;
+    pkt->vcrc.ok = false;
+    pkt->frame_len = (uint32_t)caplen;
+    pkt->wire_len = (uint32_t)wirelen;
+    pkt->pseudo_len = 0;
+    DECODE_FIELDS(RDMA_ETH_FIELDS, &pkt->eth, frame);
+    DECODE_FIELDS(RDMA_IP_FIELDS, &pkt->ip, ip);
+    DECODE_FIELDS(RDMA_UDP_FIELDS, &pkt->udp, udp);
+    DECODE_FIELDS(RDMA_BTH_FIELDS, &pkt->bth, bth);
+    /* the extended headers in wire order, which is their bits' order */
+    const uint8_t *p = frame + PLAIN_EXT_AT;
+#define EXT(LIST, BIT, member)                                                 \
+    if (ext & RDMA_HDR_##BIT) {                                                \
+        DECODE_FIELDS(LIST, &pkt->member, p);                                  \
+        p += RDMA_HDR_SIZE_##BIT;                                              \
+    }
+    EXT(RDMA_RDETH_FIELDS, RDETH, rdeth)
+    EXT(RDMA_DETH_FIELDS, DETH, deth)
+    EXT(RDMA_XRCETH_FIELDS, XRCETH, xrceth)
+    EXT(RDMA_RETH_FIELDS, RETH, reth)
+    EXT(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)
+    EXT(RDMA_AETH_FIELDS, AETH, aeth)
+    EXT(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)
+    EXT(RDMA_IMMDT_FIELDS, IMMDT, immdt)
+    EXT(RDMA_IETH_FIELDS, IETH, ieth)
+#undef EXT
+    pkt->icrc.present = true;
+    pkt->icrc.value = rdma_get_le32(frame + end - ICRC_LEN);
+    pkt->icrc.ok = false;
+    check_icrc(cfg, pkt, rdma__icrc_rocev2_ipv4, ip, end - ICRC_LEN - PLAIN_IP_AT);
+    return true;
+}
+
+enum rdma_status rdma_decode(const struct rdma_decode_config *cfg, unsigned linktype,
+                             const uint8_t *frame, size_t caplen, size_t wirelen,
+                             struct rdma_pkt *pkt)
+{
+    if (decode_plain_rocev2(cfg, linktype, frame, caplen, wirelen, pkt))
+        return (enum rdma_status)pkt->status;
+    return decode_general(cfg, linktype, frame, caplen, wirelen, pkt);
+}
+
+bool rdma__decode_plain_rocev2(const struct rdma_decode_config *cfg, const uint8_t *frame,
+                               size_t len, struct rdma_pkt *pkt)
+{
+    return decode_plain_rocev2(cfg, RDMA_LINKTYPE_ETHERNET, frame, len, len, pkt);
+}
+
+enum rdma_status rdma__decode_general(const struct rdma_decode_config *cfg, unsigned linktype,
+                                      const uint8_t *frame, size_t caplen, size_t wirelen,
+                                      struct rdma_pkt *pkt)
+{
+    return decode_general(cfg, linktype, frame, caplen, wirelen, pkt);
 }

@@ -48,12 +48,27 @@ static ALWAYS_INLINE char *put_byte(char *p, unsigned x)
     return p + byte_text[x][3];
 }
 
+/* x < 10^5 (a field of at most 16 bits) in one to five digits at p, which
+ * has room for eight; returns the end. The digit of the ten thousands and
+ * one lookup for the other four, where rdma__put_lt1e8 makes two; the
+ * leading zeros are dropped as there (rdma_text.h), the last digit's byte
+ * marked so that 0 keeps one digit. */
+static ALWAYS_INLINE char *put_lt1e5(char *p, uint32_t x)
+{
+    uint32_t hi = x / 10000;
+    uint64_t d = ('0' + hi) | (uint64_t)rdma__digits4[x - 10000 * hi] << 8;
+    unsigned zeros = (unsigned)__builtin_ctzll((d ^ RDMA__ASCII_ZEROS) | 1ull << 32) / 8;
+    rdma__put_le64(p, d >> 8 * zeros);
+    return p + 5 - zeros;
+}
+
 /* A header field of `width` bits, the member of a struct of `size` bytes:
  * each takes its own path, chosen when compiling, with no branch on the
  * value; 64-bit fields are hex strings (out_put_hex64_json: beyond 2^53 a
  * JSON number is not exact in jq). A field of at most three bits (flags,
- * pad count, ECN) is one digit, written without a table; one of at most 26
- * bits is below 10^8, without the test for longer numbers. The value is
+ * pad count, ECN) is one digit, written without a table; one of at most 16
+ * bits is below 10^5, one of at most 26 below 10^8, without the test for
+ * longer numbers. The value is
  * cut to its width, as the encoder cuts it: a struct filled by hand with
  * more stays inside the tables. Room for RDMA_U64_DIGITS at p. */
 static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned width)
@@ -66,6 +81,8 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned 
     }
     if (size == 1)
         return put_byte(p, (unsigned)v);
+    if (width <= 16)
+        return put_lt1e5(p, (uint32_t)v & ((1u << width) - 1));
     if (width <= 26)
         return rdma__put_lt1e8(p, (uint32_t)v & ((1u << width) - 1));
     return rdma_put_u64(p, v);
@@ -80,6 +97,14 @@ static ALWAYS_INLINE char *put_field(char *p, uint64_t v, size_t size, unsigned 
 #define HEX_PAIR64_(x) HEX_PAIR16_(x), HEX_PAIR16_((x) + 16), HEX_PAIR16_((x) + 32), HEX_PAIR16_((x) + 48)
 static const char hex_pair[256][2] = {HEX_PAIR64_(0), HEX_PAIR64_(64), HEX_PAIR64_(128),
                                       HEX_PAIR64_(192)};
+/* The same with a colon after them, in four bytes: a byte of a MAC
+ * address is one load and one store. */
+#define HEX_COLON_(x) {HEX_DIGITS[(x) >> 4], HEX_DIGITS[(x) & 15], ':', 0}
+#define HEX_COLON4_(x) HEX_COLON_(x), HEX_COLON_((x) + 1), HEX_COLON_((x) + 2), HEX_COLON_((x) + 3)
+#define HEX_COLON16_(x) HEX_COLON4_(x), HEX_COLON4_((x) + 4), HEX_COLON4_((x) + 8), HEX_COLON4_((x) + 12)
+#define HEX_COLON64_(x) HEX_COLON16_(x), HEX_COLON16_((x) + 16), HEX_COLON16_((x) + 32), HEX_COLON16_((x) + 48)
+static const char hex_colon[256][4] = {HEX_COLON64_(0), HEX_COLON64_(64), HEX_COLON64_(128),
+                                       HEX_COLON64_(192)};
 #define ARRAY_MAX(len) (4 * (len) + 2) /* the longest of the forms below */
 /* Addresses have a length known when compiling: their loops go straight. */
 #define UNROLL _Pragma("GCC unroll 16")
@@ -91,8 +116,7 @@ static ALWAYS_INLINE char *put_array(char *p, const uint8_t *a, size_t len, int 
     case RDMA_ARRAY_MAC:
         UNROLL
         for (size_t i = 0; i < len; i++) {
-            memcpy(p, hex_pair[a[i]], 2);
-            p[2] = ':';
+            memcpy(p, hex_colon[a[i]], 4); /* its fourth byte written over next */
             p += 3;
         }
         return len ? p - 1 : p; /* no colon after the last */

@@ -24,6 +24,7 @@
 #include <isa-l/crc.h>
 #include <string.h>
 
+#include "icrc.h"
 #include "rdma_codec.h"
 
 #define BTH_LEN 12
@@ -76,16 +77,10 @@ static uint32_t crc_rest(uint32_t crc, const uint8_t *rest, size_t len, size_t a
     return len > at ? crc32_gzip_refl(crc, rest + at, len - at) : crc;
 }
 
-/* The CRC of the lead's ones and src[0, len) masked as l says, a part
- * missing at `at` if one is given; false when the packet is shorter than
- * the chunks (the caller masks byte by byte). */
-static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_t len, size_t at,
-                               const struct rdma_crc32_part *part, uint32_t *crc)
+/* The lead's ones and the first bytes of src, masked as l says, in buf:
+ * l->chunks pieces of 16 bytes. */
+static inline void put_masked_prefix(const struct layout *l, const uint8_t *src, uint8_t *buf)
 {
-    size_t from_src = l->chunks * CHUNK - l->lead;
-    if (len < from_src || (part && at < from_src))
-        return false;
-    _Alignas(CHUNK) uint8_t buf[MAX_CHUNKS * CHUNK];
     _Pragma("GCC unroll 4") /* MAX_CHUNKS */
     for (size_t i = 0; i < l->chunks; i++) {
         chunk c, m;
@@ -103,6 +98,19 @@ static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_
         c |= m;
         memcpy(buf + i * CHUNK, &c, CHUNK);
     }
+}
+
+/* The CRC of the lead's ones and src[0, len) masked as l says, a part
+ * missing at `at` if one is given; false when the packet is shorter than
+ * the chunks (the caller masks byte by byte). */
+static inline bool crc_chunked(const struct layout *l, const uint8_t *src, size_t len, size_t at,
+                               const struct rdma_crc32_part *part, uint32_t *crc)
+{
+    size_t from_src = l->chunks * CHUNK - l->lead;
+    if (len < from_src || (part && at < from_src))
+        return false;
+    _Alignas(CHUNK) uint8_t buf[MAX_CHUNKS * CHUNK];
+    put_masked_prefix(l, src, buf);
     *crc = crc_rest(crc32_gzip_refl(0, buf, l->chunks * CHUNK), src + from_src, len - from_src,
                     at - from_src, part);
     return true;
@@ -145,6 +153,32 @@ static uint32_t icrc_rocev2(const uint8_t *ip, size_t len, size_t at, const stru
 }
 
 uint32_t rdma_icrc_rocev2(const uint8_t *ip, size_t len) { return icrc_rocev2(ip, len, 0, NULL); }
+
+/* A packet whose bytes after the BTH are at most 16 (an ACK's AETH, a
+ * READ request's RETH, a CNP's reserved bytes) goes to ISA-L in one call,
+ * those bytes copied after the masked prefix: one call's set-up fewer
+ * (about 27 instructions a small frame). They are copied as the packet's
+ * last 16 bytes, before the prefix, whose last piece then writes over
+ * what of them is its own. Longer rests copied after the prefix took more
+ * time (2026-12-02, small frames: rests of up to 32 bytes a little more
+ * than up to 16, up to 64 more than two calls, up to 256 more than twice
+ * the time of two calls), presumably because ISA-L's wide loads then read
+ * bytes of several of the copy's stores, and a load is served from one. */
+uint32_t rdma__icrc_rocev2_ipv4(const uint8_t *ip, size_t len)
+{
+    size_t from_src = layout_ipv4.chunks * CHUNK - layout_ipv4.lead, rest = len - from_src;
+    if (rest <= CHUNK) {
+        _Alignas(CHUNK) uint8_t buf[MAX_CHUNKS * CHUNK + CHUNK];
+        chunk last;
+        memcpy(&last, ip + len - CHUNK, CHUNK);
+        memcpy(buf + layout_ipv4.chunks * CHUNK + rest - CHUNK, &last, CHUNK);
+        put_masked_prefix(&layout_ipv4, ip, buf);
+        return crc32_gzip_refl(0, buf, layout_ipv4.chunks * CHUNK + rest);
+    }
+    uint32_t crc = 0;
+    crc_chunked(&layout_ipv4, ip, len, 0, NULL, &crc); /* long enough, the caller says */
+    return crc;
+}
 
 uint32_t rdma_icrc_rocev2_without(const uint8_t *ip, size_t len, size_t at,
                                   const struct rdma_crc32_part *part)

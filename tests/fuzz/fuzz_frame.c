@@ -1,8 +1,8 @@
 /* fuzz_frame.c - libFuzzer target: one frame of any supported link type
- * through the decoder and both printers; a frame that decodes cleanly must
- * encode, its encoding must decode to the same headers, and encoded without
- * its payload (where that is supported) it must be the same bytes less the
- * payload.
+ * through the decoder (both of its paths, which must agree) and both
+ * printers; a frame that decodes cleanly must encode, its encoding must
+ * decode to the same headers, and encoded without its payload (where that
+ * is supported) it must be the same bytes less the payload.
  *
  * Input: byte 0 picks the link type, byte 1 how many bytes the wire had
  * beyond the capture (0: none), the rest is the frame. */
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode_paths.h"
 #include "rdma_codec.h"
 
 #define FUZZ_TARGET "fuzz_frame"
@@ -27,9 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct rdma_decode_config cfg;
     rdma_decode_config_init(&cfg);
-    static struct rdma_pkt pkt, again;
+    static struct rdma_pkt pkt, again, general;
     static char text[16384];
+    /* the plain RoCEv2 frame's path of rdma_decode leaves the struct as
+     * the general path does, filled alike before */
+    memset(&pkt, 0, sizeof pkt);
+    memset(&general, 0, sizeof general);
     enum rdma_status st = rdma_decode(&cfg, linktype, frame, len, len + extra, &pkt);
+    require(rdma__decode_general(&cfg, linktype, frame, len, len + extra, &general) == st &&
+                !memcmp(&pkt, &general, sizeof pkt),
+            "both paths of the decoder make the same struct");
     require(rdma_format_json(&pkt, text, sizeof text) > 0, "JSON fits its buffer");
     require(rdma_format_summary(&pkt, text, sizeof text) > 0, "summary fits its buffer");
     if (st != RDMA_OK || !(pkt.present & RDMA_HDR_BTH) || extra)

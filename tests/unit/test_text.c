@@ -332,8 +332,9 @@ static void check_member(struct rdma_pkt *pkt, const char *name, uint64_t want)
 }
 
 /* Fields narrower than their member take paths of their width: one digit
- * for three bits or fewer, no test for ten digits below 27 bits. Every
- * value of the narrow ones, the edges of the 24-bit ones; a value wider
+ * for three bits or fewer, at most five digits for 16 bits or fewer, no
+ * test for ten digits below 27 bits. Every value of the narrow ones and of
+ * a 16-bit one, the edges of the 24-bit ones; a value wider
  * than its field is cut to the field's bits, as the encoder cuts it. */
 START_TEST(json_narrow_fields_read_as_printf_writes_them)
 {
@@ -353,6 +354,10 @@ START_TEST(json_narrow_fields_read_as_printf_writes_them)
     for (unsigned x = 0; x < 8192; x++) {
         pkt.ip.frag_offset = (uint16_t)x;
         check_member(&pkt, "frag_offset", x);
+    }
+    for (unsigned x = 0; x < 65536; x++) {
+        pkt.udp.srcport = (uint16_t)x;
+        check_member(&pkt, "srcport", x);
     }
     static uint64_t v[NVALUES];
     size_t n = edge_values(v, NVALUES);
