@@ -156,6 +156,24 @@ void sim__telemetry_add(struct sim_switch *sw, struct sim_port *port, const stru
  * the network unmaps it (net->switch_ports). */
 struct sw_port *sim__sw_ports(struct sim_network *net, uint32_t n);
 void sim__swq_push(struct sim_network *net, struct sw_queue *q, struct sw_item it);
+/* What a switch reads of a frame's headers to forward it. */
+struct sw_headers {
+    uint32_t src, dst; /* host indexes */
+    uint16_t sport;    /* the flow's entropy for ECMP */
+    unsigned prio;
+    uint8_t l3; /* as struct sw_item's */
+};
+/* The frame nearly every hop carries, RoCEv2 or any UDP over IPv4 without
+ * options on untagged Ethernet, unfragmented, its checksum right and its
+ * total length within the frame, for a host of the network: *h from its
+ * bytes, without the codec's dispatch from header to header. false for
+ * any other frame, which sim__sw_decoded_headers reads; where this one
+ * says true, that one says the same (tests/sim/test_switch_headers.c). */
+bool sim__sw_plain_headers(const struct sim_switch *sw, const struct sim_frame *f, struct sw_headers *h);
+/* Any frame's, decoded by the codec; false for one a switch cannot
+ * forward (malformed, or for no host of the network). */
+bool sim__sw_decoded_headers(const struct sim_switch *sw, const struct sim_frame *f, struct sw_headers *h);
+
 /* Take the head of class c of a port (its buffer is the caller's). */
 struct sw_item sim__swq_pop(struct sw_port *sp, unsigned c);
 void sim__switch_fini(struct sim_component *c);

@@ -257,31 +257,82 @@ static void drop(struct sim_switch *sw, struct sim_frame *f, uint64_t *count)
 static void forward(struct sim_switch *sw, struct sim_port *in, struct sim_frame *f, uint32_t out,
                     unsigned prio, uint8_t l3);
 
+#define PLAIN_IP_AT 14 /* untagged Ethernet */
+#define PLAIN_UDP_AT (PLAIN_IP_AT + 20)
+
+/* Whether the 20 bytes of an IPv4 header without options sum to all ones
+ * (RFC 1071): its checksum is right. */
+static bool ipv4_sum_is_ones(const uint8_t *ip)
+{
+    uint32_t sum = 0;
+    for (unsigned i = 0; i < 20; i += 2)
+        sum += rdma_get_be16(ip + i);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
+}
+
+/* Read straight from the frame's bytes where they are those of the plain
+ * frame (fabric.h), whose decode by the codec would find nothing wrong. */
+bool sim__sw_plain_headers(const struct sim_switch *sw, const struct sim_frame *f, struct sw_headers *h)
+{
+    const struct sim_network *net = sw->node.net;
+    const uint8_t *d = f->data, *ip = d + PLAIN_IP_AT;
+    /* the last test: a frame to the port the configuration decodes as
+     * RoCEv2 (none, for a switch) is the codec's to check */
+    if (sim__frame_head(f) < PLAIN_UDP_AT + 8 || rdma_get_be16(d + 12) != RDMA_ETHERTYPE_IPV4 || ip[0] != 0x45 ||
+        ip[9] != 17 || (rdma_get_be16(ip + 6) & 0x3fff) || rdma_get_be16(d + PLAIN_UDP_AT + 2) == sw->dcfg.rocev2_port)
+        return false;
+    uint32_t ip_len = rdma_get_be16(ip + 2);
+    if (ip_len < 20 || PLAIN_IP_AT + ip_len > f->len || !ipv4_sum_is_ones(ip))
+        return false;
+    h->src = rdma_get_be32(ip + 12) - sim__host_ip4(0);
+    h->dst = rdma_get_be32(ip + 16) - sim__host_ip4(0);
+    if (h->dst >= net->nhosts)
+        return false;
+    h->sport = rdma_get_be16(d + PLAIN_UDP_AT);
+    const struct cfg_fabric *fab = &net->cfg->fabric;
+    h->prio = fab->trust_pcp ? 0 : sim__dscp_prio(fab, ip[1] >> 2);
+    unsigned ecn = ip[1] & 3u;
+    h->l3 = (uint8_t)(PLAIN_IP_AT | (ecn == 1 || ecn == 2 ? SW_L3_ECT : 0));
+    return true;
+}
+
+bool sim__sw_decoded_headers(const struct sim_switch *sw, const struct sim_frame *f, struct sw_headers *h)
+{
+    const struct sim_network *net = sw->node.net;
+    struct rdma_pkt pkt;
+    /* the headers are all a switch reads: a frame that leaves out its
+     * fill decodes as one captured up to it */
+    enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, sim__frame_head(f), f->len, &pkt);
+    if ((st != RDMA_OK && !(f->fill_len && rdma_pkt_snapped(&pkt))) || !flow_port(&pkt, f->data, &h->sport) ||
+        !dest_host(net, &pkt, &h->src, &h->dst))
+        return false;
+    h->prio = classify(&net->cfg->fabric, &pkt);
+    bool v6 = !(pkt.present & RDMA_HDR_IP);
+    unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
+    h->l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (v6 ? SW_L3_V6 : 0) | (ecn == 1 || ecn == 2 ? SW_L3_ECT : 0));
+    return true;
+}
+
 static void sw_receive(struct sim_node *n, struct sim_port *in, struct sim_frame *f)
 {
     struct sim_switch *sw = sim__switch_of(n);
     struct sim_network *net = n->net;
-    struct rdma_pkt pkt;
-    uint32_t src, dst, out;
-    uint16_t sport;
-    /* the headers are all a switch reads: a frame that leaves out its
-     * fill decodes as one captured up to it */
-    enum rdma_status st = rdma_decode(&sw->dcfg, RDMA_LINKTYPE_ETHERNET, f->data, sim__frame_head(f), f->len, &pkt);
-    if ((st != RDMA_OK && !(f->fill_len && rdma_pkt_snapped(&pkt))) || !flow_port(&pkt, f->data, &sport) || !dest_host(net, &pkt, &src, &dst)) {
+    struct sw_headers h;
+    uint32_t out;
+    if (!sim__sw_plain_headers(sw, f, &h) && !sim__sw_decoded_headers(sw, f, &h)) {
         n->bad_frames++;
         sim__frame_free(&net->pool, f);
         return;
     }
-    if ((out = route(sw, src, dst, sport)) == UINT32_MAX) {
+    if ((out = route(sw, h.src, h.dst, h.sport)) == UINT32_MAX) {
         n->unroutable++; /* every link toward the destination is down */
         sim__frame_free(&net->pool, f);
         return;
     }
-    unsigned prio = classify(&net->cfg->fabric, &pkt);
-    bool v6 = !(pkt.present & RDMA_HDR_IP);
-    unsigned ecn = v6 ? pkt.ipv6.tclass & 3u : pkt.ip.dsfield_ecn;
-    uint8_t l3 = (uint8_t)((14 + 4 * pkt.nvlan) | (v6 ? SW_L3_V6 : 0) |
-                           (ecn == 1 || ecn == 2 ? SW_L3_ECT : 0));
+    unsigned prio = h.prio;
+    uint8_t l3 = h.l3;
     /* The frame arrives its forwarding latency after its header (cut-through)
      * or its last bit (store and forward) did (net/port.c). A cut-through
      * frame bound for a faster port waits until it has arrived whole, as
