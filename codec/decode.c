@@ -99,15 +99,7 @@ static const uint8_t *take_ext_header(struct cursor *c, struct rdma_pkt *pkt, ui
 #define EXT(LIST, BIT, member)                                                 \
     case RDMA_HDR_##BIT:                                                       \
         return TAKE_HEADER(c, pkt, LIST, RDMA_HDR_##BIT, RDMA_HDR_SIZE_##BIT, &pkt->member);
-        EXT(RDMA_RDETH_FIELDS, RDETH, rdeth)
-        EXT(RDMA_DETH_FIELDS, DETH, deth)
-        EXT(RDMA_XRCETH_FIELDS, XRCETH, xrceth)
-        EXT(RDMA_RETH_FIELDS, RETH, reth)
-        EXT(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)
-        EXT(RDMA_AETH_FIELDS, AETH, aeth)
-        EXT(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)
-        EXT(RDMA_IMMDT_FIELDS, IMMDT, immdt)
-        EXT(RDMA_IETH_FIELDS, IETH, ieth)
+        RDMA_EXT_HEADERS(EXT)
 #undef EXT
     }
     return 0;
@@ -635,15 +627,7 @@ decode_plain_rocev2(const struct rdma_decode_config *cfg, unsigned linktype, con
         DECODE_FIELDS(LIST, &pkt->member, p);                                  \
         p += RDMA_HDR_SIZE_##BIT;                                              \
     }
-    EXT(RDMA_RDETH_FIELDS, RDETH, rdeth)
-    EXT(RDMA_DETH_FIELDS, DETH, deth)
-    EXT(RDMA_XRCETH_FIELDS, XRCETH, xrceth)
-    EXT(RDMA_RETH_FIELDS, RETH, reth)
-    EXT(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)
-    EXT(RDMA_AETH_FIELDS, AETH, aeth)
-    EXT(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)
-    EXT(RDMA_IMMDT_FIELDS, IMMDT, immdt)
-    EXT(RDMA_IETH_FIELDS, IETH, ieth)
+    RDMA_EXT_HEADERS(EXT)
 #undef EXT
     pkt->icrc.present = true;
     pkt->icrc.value = rdma_get_le32(frame + end - ICRC_LEN);

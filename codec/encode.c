@@ -152,15 +152,7 @@ static size_t put_transport(struct writer *w, const struct rdma_pkt *pkt)
     case RDMA_HDR_##BIT:                                                       \
         PUT_HEADER(w, LIST, BIT, &pkt->member);                                \
         break;
-            EXT(RDMA_RDETH_FIELDS, RDETH, rdeth)
-            EXT(RDMA_DETH_FIELDS, DETH, deth)
-            EXT(RDMA_XRCETH_FIELDS, XRCETH, xrceth)
-            EXT(RDMA_RETH_FIELDS, RETH, reth)
-            EXT(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)
-            EXT(RDMA_AETH_FIELDS, AETH, aeth)
-            EXT(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)
-            EXT(RDMA_IMMDT_FIELDS, IMMDT, immdt)
-            EXT(RDMA_IETH_FIELDS, IETH, ieth)
+            RDMA_EXT_HEADERS(EXT)
 #undef EXT
         }
     }

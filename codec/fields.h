@@ -30,4 +30,18 @@
         LIST(FIELD_ENCODE_, ARRAY_ENCODE_)                                     \
     } while (0)
 
+/* The extended transport headers after the BTH, in wire order (which is
+ * their bits' order): X(field list, header bit, member of struct rdma_pkt),
+ * for the code that walks them, so that no walk can leave one out. */
+#define RDMA_EXT_HEADERS(X)                                                    \
+    X(RDMA_RDETH_FIELDS, RDETH, rdeth)                                         \
+    X(RDMA_DETH_FIELDS, DETH, deth)                                            \
+    X(RDMA_XRCETH_FIELDS, XRCETH, xrceth)                                      \
+    X(RDMA_RETH_FIELDS, RETH, reth)                                            \
+    X(RDMA_ATOMICETH_FIELDS, ATOMICETH, atomiceth)                             \
+    X(RDMA_AETH_FIELDS, AETH, aeth)                                            \
+    X(RDMA_ATOMICACKETH_FIELDS, ATOMICACKETH, atomicacketh)                    \
+    X(RDMA_IMMDT_FIELDS, IMMDT, immdt)                                         \
+    X(RDMA_IETH_FIELDS, IETH, ieth)
+
 #endif
