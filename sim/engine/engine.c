@@ -1,13 +1,20 @@
 /* engine.c - the event queue, ordered by (time, key).
  *
- * The key is the scheduling component's id and its own count of events
- * scheduled, so events a component schedules for the same picosecond fire
- * in the order it scheduled them (ns-3's EventKey, libuv's
+ * The key is the domain of the event's target, a turn drawn from the
+ * scheduling component's id, and that component's own count of events
+ * scheduled (engine.h), so events a component schedules for the same
+ * picosecond fire in the order it scheduled them (ns-3's EventKey, libuv's
  * timer_less_than), a run is a pure function of its inputs and seed, and
  * the order does not depend on which components share this engine: the
  * same network split over MPI ranks fires the same events in the same
  * order (ROSS and ns-3's distributed simulator tie-break the same way, by
- * the sender's identity rather than arrival at the receiver).
+ * the sender's identity rather than arrival at the receiver). The domain
+ * comes first because the order of equal-time events of different domains
+ * changes nothing (they share no state) but where memory is read: at one
+ * picosecond, a synchronised fabric of 8,192 hosts fires thousands of
+ * events, which ordered by turn alone would read its nodes at random, and
+ * ordered by domain read them in turn (a domain is what a parallel
+ * simulator calls a logical process).
  *
  * Nearly every event of a network lies less than a few microseconds ahead
  * (a frame's serialization, a link's delay), so the queue has two parts: a
@@ -90,6 +97,7 @@ struct sim {
     struct sim_event *heap;
     size_t nheap, capheap;
     struct sim_component **comps;
+    uint16_t *domain_of; /* by component id: the first part of its events' keys */
     size_t ncomps, capcomps;
     uint64_t processed;
     bool started;
@@ -127,6 +135,7 @@ void sim_destroy(struct sim *sim)
             c->ops->fini(c);
     }
     free(sim->comps);
+    free(sim->domain_of);
     free(sim->is_remote);
     sim__unmap(sim->chunks, sim->capchunks * sizeof *sim->chunks);
     free(sim->chunk_next);
@@ -165,8 +174,17 @@ void sim_component_add(struct sim *sim, struct sim_component *c,
     c->id = (uint32_t)sim->ncomps;
     c->seq = 0;
     sim_rng_seed(&c->rng, sim->seed, name);
-    SIM_GROW(sim->comps, sim->capcomps, sim->ncomps);
+    if (sim->ncomps == sim->capcomps) {
+        SIM_GROW(sim->comps, sim->capcomps, sim->ncomps);
+        sim->domain_of = sim__xrealloc(sim->domain_of, sim->capcomps * sizeof *sim->domain_of);
+    }
+    sim->domain_of[sim->ncomps] = (uint16_t)c->id;
     sim->comps[sim->ncomps++] = c;
+}
+
+void sim_component_set_domain(struct sim_component *c, uint32_t domain)
+{
+    c->sim->domain_of[c->id] = (uint16_t)domain;
 }
 
 static inline bool before(const struct sim_event *a, const struct sim_event *b)
@@ -308,18 +326,19 @@ static struct heap late_heap(struct sim *sim) { return (struct heap){&sim->late,
 
 /* ---- sorting a slot --------------------------------------------------------- */
 /* Events in one slot differ in time only in its low SLOT_SHIFT bits; with
- * the turn and the source's count below them they make a sort key that
- * orders them as `before` does, except among events whose keys agree on
- * those bits (one source's events for the same picosecond whose counts
- * differ only in their low bits): the sort leaves those in list order,
- * and an insertion pass with `before` puts them right at the end. */
-#define TURN_SHIFT (SIM_KEY_SEQ_BITS + 8)
+ * the key's top 24 bits (the domain, the turn's first 8) below them they
+ * make a sort key that orders them as `before` does, except among events
+ * whose keys agree on those bits (one domain's events for the same
+ * picosecond whose turns agree on their first bits): the sort leaves those
+ * in list order, and an insertion pass with `before` puts them right at
+ * the end. */
+#define PLACE_SHIFT 40
 #define SHORT_SLOT 128 /* fewer events than this: keys sorted by insertion */
 
 static inline uint32_t digit(const struct sim_event *ev, unsigned d)
 {
     if (d < 3)
-        return (uint32_t)(ev->key >> (TURN_SHIFT + 8 * d)) & 0xff;
+        return (uint32_t)(ev->key >> (PLACE_SHIFT + 8 * d)) & 0xff;
     return (uint32_t)ev->time & ((1u << SLOT_SHIFT) - 1);
 }
 
@@ -336,19 +355,18 @@ static void insertion_sort(struct sim_event *a, size_t n)
     }
 }
 
-/* A short slot: 64-bit keys, the time within the slot (9 bits), the turn
- * (24) and the top 24 bits of the source's count, over the event's place
- * in the list (7 bits), sorted by insertion: a few hundred integer
- * comparisons, where a radix sort would clear and sum its counts. */
+/* A short slot: 64-bit keys, the time within the slot (9 bits), the
+ * event's key but its last 17 bits (the domain, the turn and the top 19
+ * bits of the source's count), over the event's place in the list (7
+ * bits), sorted by insertion: a few hundred integer comparisons, where a
+ * radix sort would clear and sum its counts. */
 static void sort_short(struct sim *sim, struct sim_event **from, struct sim_event **to)
 {
     uint64_t keys[SHORT_SLOT];
     size_t n = sim->ncur;
     for (size_t i = 0; i < n; i++) {
         const struct sim_event *ev = &(*from)[i];
-        uint64_t seq = ev->key >> 8 & UINT32_MAX;
-        keys[i] = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 55 | (ev->key >> TURN_SHIFT) << 31 |
-                  (seq >> 8) << 7 | i;
+        keys[i] = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 55 | (ev->key >> 17) << 7 | i;
     }
     for (size_t i = 1; i < n; i++) {
         uint64_t k = keys[i];
@@ -375,7 +393,7 @@ static void sort_long(struct sim *sim, struct sim_event **from, struct sim_event
     uint64_t any = 0, all = ~UINT64_C(0);
     for (size_t i = 0; i < n; i++) {
         const struct sim_event *ev = &(*from)[i];
-        uint64_t bits = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 24 | ev->key >> TURN_SHIFT;
+        uint64_t bits = (uint64_t)(ev->time & ((1u << SLOT_SHIFT) - 1)) << 24 | ev->key >> PLACE_SHIFT;
         any |= bits;
         all &= bits;
     }
@@ -504,7 +522,9 @@ void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, 
      * by a fixed rank: a fixed order would let the same sender win every
      * tie (synchronised flows at a drop-tail queue would starve all but one) */
     uint64_t turn = sim__mix64(at ^ source * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - SIM_KEY_TURN_BITS);
-    uint64_t key = turn << (SIM_KEY_SEQ_BITS + 8) | (uint64_t)seq << 8 | kind;
+    uint64_t domain = sim->domain_of[target->id];
+    uint64_t key = domain << (SIM_KEY_TURN_BITS + SIM_KEY_SEQ_BITS + 8) | turn << (SIM_KEY_SEQ_BITS + 8) |
+                   (uint64_t)(seq & ((UINT32_C(1) << SIM_KEY_SEQ_BITS) - 1)) << 8 | kind;
     if (sim->is_remote && sim_component_remote(sim, target)) {
         /* from a component here to one elsewhere: the owner's; anything
          * else (set-up, a remote component's init) its owner schedules

@@ -44,22 +44,29 @@ uint64_t sim_rng_below(struct sim_rng *rng, uint64_t n); /* [0, n), n > 0 */
 struct sim;
 struct sim_component;
 
-/* Events fire in (time, key) order. The key says who scheduled the event
- * and when, never where it was queued: a turn drawn from the scheduling
+/* Events fire in (time, key) order. The key says where the event goes and
+ * who scheduled it, never where it was queued: the domain of its target
+ * (sim_component_set_domain), a turn drawn from the scheduling
  * component's id and the event's time, then how many events that component
- * had scheduled before, then the kind. A component's own events at equal
- * times fire in the order it scheduled them; equal-time events of
- * different components fire in an order that changes from one picosecond
- * to the next but not with which other components share the engine, so a
- * network split over several engines (one per MPI rank) fires every event
- * in the order one engine would. Equal keys fall back on the target's id.
- * 32 bytes, two to a cache line: the queue is the hottest data of a run. */
-#define SIM_KEY_SEQ_BITS 32
-#define SIM_KEY_TURN_BITS 24
+ * had scheduled before, then the kind. Components whose state one handler
+ * may touch share a domain (a network node and its ports); different
+ * domains hear each other only through events, so the order of their
+ * equal-time events changes no result, and ordering those by domain walks
+ * a large network's memory in sequence rather than at random. Within a
+ * domain, a component's own events at equal times fire in the order it
+ * scheduled them; equal-time events of different components fire in an
+ * order that changes from one picosecond to the next but not with which
+ * other components share the engine, so a network split over several
+ * engines (one per MPI rank) fires every event in the order one engine
+ * would. Equal keys fall back on the target's id. 32 bytes, two to a cache
+ * line: the queue is the hottest data of a run. */
+#define SIM_KEY_DOMAIN_BITS 16
+#define SIM_KEY_TURN_BITS 12
+#define SIM_KEY_SEQ_BITS 28
 #define SIM_MAX_COMPONENTS (UINT32_C(1) << 30)
 struct sim_event {
     sim_time_t time;
-    uint64_t key; /* turn (24 bits) << 40 | the source's seq (32 bits) << 8 | kind */
+    uint64_t key; /* domain (16 bits) << 48 | turn (12) << 36 | the source's seq (28) << 8 | kind */
     struct sim_component *target;
     void *ptr;
 };
@@ -100,7 +107,7 @@ struct sim_component {
     const char *name; /* owned by the caller, lives as long as the sim */
     struct sim_rng rng;
     uint32_t id;  /* registration order */
-    uint32_t seq; /* events it has scheduled, modulo 2^32: its part of the key */
+    uint32_t seq; /* events it has scheduled: its part of the key, modulo 2^SIM_KEY_SEQ_BITS */
 };
 
 struct sim *sim_create(uint64_t seed);
@@ -108,9 +115,14 @@ struct sim *sim_create(uint64_t seed);
 void sim_destroy(struct sim *sim);
 uint64_t sim_seed(const struct sim *sim);
 
-/* Register a component; derives its random stream from the seed and name. */
+/* Register a component; derives its random stream from the seed and name.
+ * Its domain is its id until set. */
 void sim_component_add(struct sim *sim, struct sim_component *c,
                        const struct sim_component_ops *ops, const char *name);
+/* Put c in a domain (see struct sim_event): before any event is scheduled
+ * for it. Components that share state must share a domain; sharing one
+ * when they need not only costs the locality of a large run. */
+void sim_component_set_domain(struct sim_component *c, uint32_t domain);
 
 /* Schedule an event for `target` at absolute time `at` (>= sim_now()). */
 void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target,

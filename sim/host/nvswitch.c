@@ -143,6 +143,7 @@ void sim__nvswitches_create(struct sim_network *net)
         snprintf(name, sizeof name, "nvswitch%zu", i);
         sw->name = sim__xstrdup(name);
         sim_component_add(net->sim, &sw->comp, &nvswitch_ops, sw->name);
+        sim_component_set_domain(&sw->comp, sim__nvswitch_domain(cfg, (uint32_t)i));
         net->nvswitches[i] = sw;
     }
 }

@@ -345,6 +345,20 @@ struct sim_node_ops {
                      unsigned step);
 };
 
+/* The engine's domains (engine.h): each node's is its index, shared by
+ * its ports; but the hosts of a server whose GPUs an NVSwitch joins are
+ * one machine that meets there and not only through links, so they and
+ * their switch share one, after the nodes' (host/nvswitch.c). */
+static inline uint32_t sim__nvswitch_domain(const struct sim_config *cfg, uint32_t k)
+{
+    return (uint32_t)cfg->nnodes + k;
+}
+static inline uint32_t sim__node_domain(const struct sim_config *cfg, uint32_t node)
+{
+    uint32_t k = cfg->nodes[node].nvswitch; /* 1 + its index, 0: none */
+    return k ? sim__nvswitch_domain(cfg, k - 1) : node;
+}
+
 struct sim_node {
     struct sim_component comp;
     const struct sim_node_ops *nops;

@@ -68,6 +68,7 @@ static void build_ports(struct sim_network *net)
             p->name = sim__xasprintf("%s-%u", cn->name, p->index);
             n->ports[p->index] = p;
             sim_component_add(net->sim, &p->comp, &sim__port_ops, p->name);
+            sim_component_set_domain(&p->comp, sim__node_domain(cfg, ends[e]));
         }
     }
 }
@@ -449,6 +450,7 @@ struct sim_network *sim_network_create_watched(const struct sim_config *cfg, sim
             net->node_host[i] = UINT32_MAX;
             net->nodes[i] = sim__switch_create(net, (uint32_t)i);
         }
+        sim_component_set_domain(&net->nodes[i]->comp, sim__node_domain(cfg, (uint32_t)i));
     }
     build_ports(net);
     latencies(net);

@@ -22,8 +22,15 @@ static void *tag(uint32_t v) { return (void *)(uintptr_t)v; }
 
 #define MAX_LOG 1024
 
+/* The order events fired in, across recorders that share one. */
+struct order {
+    uint32_t v[8];
+    size_t n;
+};
+
 struct recorder {
     struct sim_component comp;
+    struct order *order; /* or NULL */
     uint32_t log[MAX_LOG];
     sim_time_t at[MAX_LOG];
     size_t n;
@@ -50,6 +57,8 @@ static void rec_handle(struct sim_component *c, const struct sim_event *ev)
     uint32_t v = (uint32_t)(uintptr_t)ev->ptr;
     r->log[r->n] = v;
     r->at[r->n++] = ev->time;
+    if (r->order && r->order->n < sizeof r->order->v / sizeof r->order->v[0])
+        r->order->v[r->order->n++] = v;
     r->wrong_time += ev->time != sim_now(c->sim);
     r->wrong_kind += sim_event_kind(ev) != EV_RECORD || strcmp(sim_event_name(ev), "record") != 0;
     if (r->spawn && v == r->spawn_on)
@@ -126,6 +135,74 @@ START_TEST(events_a_component_schedules_now_fire_after_its_own_already_due)
     ck_assert_uint_eq(n, 3);
     for (uint32_t i = 0; i < 3; i++)
         ck_assert_uint_eq(spawned[i], 1000 + i);
+    sim_destroy(sim);
+}
+END_TEST
+
+/* Equal-time events fire by their target's domain first; within a
+ * domain, the sources of equal-time events take turns that change with
+ * the time, and one source's own fire in the order it scheduled them. */
+#define TURNS 256
+
+struct sender {
+    struct sim_component comp;
+    struct sim_component *to;
+    uint32_t number;
+};
+
+static void sender_handle(struct sim_component *c, const struct sim_event *ev)
+{
+    struct sender *s = (struct sender *)c;
+    sim_schedule(c->sim, ev->time + 100, s->to, EV_RECORD, tag(s->number));
+}
+
+static const struct sim_component_ops sender_ops = {.type = "sender", .handle = sender_handle};
+
+START_TEST(equal_times_fire_by_domain_then_by_turn)
+{
+    struct sim *sim = sim_create(7);
+    struct order order = {0};
+    struct recorder a = {.order = &order}, b = {.order = &order}, c = {.order = &order};
+    sim_component_add(sim, &a.comp, &rec_ops, "a");
+    sim_component_add(sim, &b.comp, &rec_ops, "b");
+    sim_component_add(sim, &c.comp, &rec_ops, "c");
+    struct sender x = {.to = &b.comp, .number = 1}, y = {.to = &b.comp, .number = 2};
+    sim_component_add(sim, &x.comp, &sender_ops, "x");
+    sim_component_add(sim, &y.comp, &sender_ops, "y");
+    /* a registered first, but in the last domain; b and c share one */
+    sim_component_set_domain(&a.comp, 9);
+    sim_component_set_domain(&b.comp, 4);
+    sim_component_set_domain(&c.comp, 4);
+    /* at time 0: c, a, b in that schedule order, by one source (set-up) */
+    sim_schedule(sim, 0, &c.comp, EV_RECORD, tag(10));
+    sim_schedule(sim, 0, &a.comp, EV_RECORD, tag(11));
+    sim_schedule(sim, 0, &b.comp, EV_RECORD, tag(12));
+    for (uint32_t i = 0; i < TURNS; i++) {
+        sim_schedule(sim, 1000 * (i + 1), &x.comp, EV_RECORD, NULL);
+        sim_schedule(sim, 1000 * (i + 1), &y.comp, EV_RECORD, NULL);
+    }
+    sim_run(sim, SIM_TIME_NEVER);
+    rec_check(&a);
+    rec_check(&b);
+    rec_check(&c);
+    ck_assert_uint_eq(a.n, 1);
+    ck_assert_uint_eq(c.n, 1);
+    ck_assert_uint_eq(b.n, 1 + 2 * TURNS);
+    /* at time 0, domain 4 (c, then b: the source's order) before domain 9 */
+    ck_assert_uint_ge(order.n, 3);
+    ck_assert_uint_eq(order.v[0], 10);
+    ck_assert_uint_eq(order.v[1], 12);
+    ck_assert_uint_eq(order.v[2], 11);
+    /* x and y reach b at the same picosecond TURNS times: each goes
+     * first at some, neither at all */
+    uint32_t x_first = 0;
+    for (uint32_t i = 0; i < TURNS; i++) {
+        ck_assert_uint_eq(b.at[1 + 2 * i], b.at[2 + 2 * i]);
+        ck_assert_uint_ne(b.log[1 + 2 * i], b.log[2 + 2 * i]);
+        x_first += b.log[1 + 2 * i] == 1;
+    }
+    ck_assert_uint_ge(x_first, TURNS / 4);
+    ck_assert_uint_le(x_first, 3 * TURNS / 4);
     sim_destroy(sim);
 }
 END_TEST
@@ -767,6 +844,7 @@ static Suite *suite(void)
     tcase_add_test(t, events_a_component_schedules_now_fire_after_its_own_already_due);
     tcase_add_test(t, near_and_far_events_fire_in_order);
     tcase_add_test(t, many_sources_fire_in_key_order);
+    tcase_add_test(t, equal_times_fire_by_domain_then_by_turn);
     tcase_add_test(t, run_stops_at_the_horizon_and_resumes);
     tcase_add_test(t, teardown_with_pending_events_runs_fini_and_frees_them);
     tcase_add_test(t, two_simulations_in_one_process_are_independent);
