@@ -511,10 +511,10 @@ static void queue(struct sim *sim, sim_time_t time, uint64_t key, struct sim_com
     heap_push(sim->cur_on && slot == sim->cur_slot ? late_heap(sim) : far_heap(sim), &ev);
 }
 
-void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, unsigned kind,
-                  void *ptr)
+void sim_schedule_id(struct sim *sim, sim_time_t at, struct sim_component *target, uint32_t target_id,
+                     unsigned kind, void *ptr)
 {
-    assert(at >= sim->now && kind < 256);
+    assert(at >= sim->now && kind < 256 && target_id < sim->ncomps);
     struct sim_component *src = sim->current;
     uint64_t source = src ? (uint64_t)src->id + 1 : 0;
     uint32_t seq = src ? src->seq++ : sim->setup_seq++;
@@ -522,10 +522,10 @@ void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, 
      * by a fixed rank: a fixed order would let the same sender win every
      * tie (synchronised flows at a drop-tail queue would starve all but one) */
     uint64_t turn = sim__mix64(at ^ source * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - SIM_KEY_TURN_BITS);
-    uint64_t domain = sim->domain_of[target->id];
+    uint64_t domain = sim->domain_of[target_id];
     uint64_t key = domain << (SIM_KEY_TURN_BITS + SIM_KEY_SEQ_BITS + 8) | turn << (SIM_KEY_SEQ_BITS + 8) |
                    (uint64_t)(seq & ((UINT32_C(1) << SIM_KEY_SEQ_BITS) - 1)) << 8 | kind;
-    if (sim->is_remote && sim_component_remote(sim, target)) {
+    if (sim->is_remote && target_id < sim->nis_remote && sim->is_remote[target_id]) {
         /* from a component here to one elsewhere: the owner's; anything
          * else (set-up, a remote component's init) its owner schedules
          * itself */
@@ -536,6 +536,12 @@ void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, 
         return;
     }
     queue(sim, at, key, target, ptr);
+}
+
+void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target, unsigned kind,
+                  void *ptr)
+{
+    sim_schedule_id(sim, at, target, target->id, kind, ptr);
 }
 
 void sim_schedule_event(struct sim *sim, const struct sim_event *ev)

@@ -127,6 +127,12 @@ void sim_component_set_domain(struct sim_component *c, uint32_t domain);
 /* Schedule an event for `target` at absolute time `at` (>= sim_now()). */
 void sim_schedule(struct sim *sim, sim_time_t at, struct sim_component *target,
                   unsigned kind, void *ptr);
+/* The same, from a caller that knows its target's id without reading the
+ * target (a port, its peer's): in a network larger than the caches, the
+ * target's lines would be fetched here for the id alone, long before its
+ * event comes near. */
+void sim_schedule_id(struct sim *sim, sim_time_t at, struct sim_component *target, uint32_t target_id,
+                     unsigned kind, void *ptr);
 
 sim_time_t sim_now(const struct sim *sim);
 uint64_t sim_events_pending(const struct sim *sim);

@@ -55,7 +55,11 @@ static void deliver(struct sim_port *p, struct sim_frame *f, sim_time_t t)
     }
     if (p->noisy && p->p.ber > 0 && sim_rng_unit(&p->comp.rng) < -expm1(p->corrupt_log * 8.0 * f->len))
         f = corrupt(p, f);
-    sim_schedule(p->comp.sim, t + p->delay + forwarding_latency(p, f), &p->peer->comp, SIM_PORT_ARRIVAL, f);
+    /* the peer's id without reading the peer (network.c numbers ports
+     * in their array's order) */
+    uint32_t peer_id = p->comp.id + (uint32_t)(p->peer - p);
+    sim_schedule_id(p->comp.sim, t + p->delay + forwarding_latency(p, f), &p->peer->comp, peer_id,
+                    SIM_PORT_ARRIVAL, f);
 }
 
 /* Time to serialize `bytes`: from the fields every frame reads when the

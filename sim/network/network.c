@@ -6,6 +6,7 @@
  * management (IBA chapter 12) would before any traffic flows, then the
  * hosts are on their own.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,10 @@ static void build_ports(struct sim_network *net)
             sim__port_set_link_layer(p, &sim__link_ethernet);
             p->name = sim__xasprintf("%s-%u", cn->name, p->index);
             n->ports[p->index] = p;
+            /* one after another, in the array's order: a port finds its
+             * peer's id from their places (port.c) */
             sim_component_add(net->sim, &p->comp, &sim__port_ops, p->name);
+            assert(p->comp.id == net->ports[0].comp.id + 2 * l + (size_t)e);
             sim_component_set_domain(&p->comp, sim__node_domain(cfg, ends[e]));
         }
     }
