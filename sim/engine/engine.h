@@ -52,7 +52,9 @@ struct sim_component;
  * may touch share a domain (a network node and its ports); different
  * domains hear each other only through events, so the order of their
  * equal-time events changes no result, and ordering those by domain walks
- * a large network's memory in sequence rather than at random. Within a
+ * a large network's memory in sequence rather than at random. (A
+ * component that reaches into all the others, a monitor, takes a domain
+ * at one end: it sees all of their events at its picosecond, or none.) Within a
  * domain, a component's own events at equal times fire in the order it
  * scheduled them; equal-time events of different components fire in an
  * order that changes from one picosecond to the next but not with which

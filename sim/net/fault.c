@@ -110,6 +110,7 @@ void sim__faults_create(struct sim_network *net)
     fl->net = net;
     net->faults = fl;
     sim_component_add(net->sim, &fl->comp, &faults_ops, "faults");
+    sim_component_set_domain(&fl->comp, SIM_DOMAIN_FIRST); /* net.h */
 }
 
 uint64_t sim__faults_fired(const struct sim_network *net)

@@ -345,18 +345,24 @@ struct sim_node_ops {
                      unsigned step);
 };
 
-/* The engine's domains (engine.h): each node's is its index, shared by
- * its ports; but the hosts of a server whose GPUs an NVSwitch joins are
- * one machine that meets there and not only through links, so they and
- * their switch share one, after the nodes' (host/nvswitch.c). */
+/* The engine's domains (engine.h): each node's is one past its index,
+ * shared by its ports; but the hosts of a server whose GPUs an NVSwitch
+ * joins are one machine that meets there and not only through links, so
+ * they and their switch share one, after the nodes' (host/nvswitch.c).
+ * The components that reach into every node take the ends: link faults
+ * the first domain (a link that fails at t has failed for every frame of
+ * t), the monitor the last (a sample at t sees what every node did at t);
+ * so in networks of fewer nodes than domains. */
+#define SIM_DOMAIN_FIRST 0
+#define SIM_DOMAIN_LAST UINT16_MAX
 static inline uint32_t sim__nvswitch_domain(const struct sim_config *cfg, uint32_t k)
 {
-    return (uint32_t)cfg->nnodes + k;
+    return (uint32_t)cfg->nnodes + 1 + k;
 }
 static inline uint32_t sim__node_domain(const struct sim_config *cfg, uint32_t node)
 {
     uint32_t k = cfg->nodes[node].nvswitch; /* 1 + its index, 0: none */
-    return k ? sim__nvswitch_domain(cfg, k - 1) : node;
+    return k ? sim__nvswitch_domain(cfg, k - 1) : node + 1;
 }
 
 struct sim_node {

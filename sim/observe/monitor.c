@@ -155,9 +155,7 @@ void sim__monitor_create(struct sim_network *net)
     mon->check_deadlock = pfc;
     if (cfg->fabric.sample || (pfc && cfg->fabric.deadlock_check)) {
         sim_component_add(net->sim, &mon->comp, &monitor_ops, "monitor");
-        /* the last domain: a sample at t sees what every node did at t
-         * (on a network of fewer nodes than domains) */
-        sim_component_set_domain(&mon->comp, UINT16_MAX);
+        sim_component_set_domain(&mon->comp, SIM_DOMAIN_LAST); /* net.h */
     }
     mon->pfc_hook.fn = record_pfc;
     sim__pfc_hook_add(net, &mon->pfc_hook);
