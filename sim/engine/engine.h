@@ -54,14 +54,14 @@ struct sim_component;
  * equal-time events changes no result, and ordering those by domain walks
  * a large network's memory in sequence rather than at random. (A
  * component that reaches into all the others, a monitor, takes a domain
- * at one end: it sees all of their events at its picosecond, or none.) Within a
- * domain, a component's own events at equal times fire in the order it
- * scheduled them; equal-time events of different components fire in an
- * order that changes from one picosecond to the next but not with which
- * other components share the engine, so a network split over several
- * engines (one per MPI rank) fires every event in the order one engine
- * would. Equal keys fall back on the target's id. 32 bytes, two to a cache
- * line: the queue is the hottest data of a run. */
+ * at one end: it sees all of their events at its picosecond, or none.)
+ * Within a domain, a component's own events at equal times fire in the
+ * order it scheduled them; equal-time events of different components fire
+ * in an order that changes from one picosecond to the next but not with
+ * which other components share the engine, so a network split over
+ * several engines (one per MPI rank) fires every event in the order one
+ * engine would. Equal keys fall back on the target's id. 32 bytes, two to
+ * a cache line: the queue is the hottest data of a run. */
 #define SIM_KEY_DOMAIN_BITS 16
 #define SIM_KEY_TURN_BITS 12
 #define SIM_KEY_SEQ_BITS 28
